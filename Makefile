@@ -1,0 +1,48 @@
+# graphmem — top-level entry points. CMake does the building; this file installs what is missing
+# (Debian packages), configures and runs.
+#   make        build everything into build/ (the command is build/graphmem)
+#   make run    build and run `graphmem plan` on the embedded example
+#   make test   build with ASan + UBSan into build/asan and run every test (CTest)
+#   make bench  build and run the load benchmark (see BENCHMARKS.md)
+
+DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev
+BUILD    := build
+ASAN     := build/asan
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all run test deps bench clean
+
+all: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: all
+	./$(BUILD)/graphmem plan
+
+test: deps
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGM_SANITIZE=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(ASAN) -j $(JOBS)
+	cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
+
+bench: all
+	./bench/run_load_bench.sh $(BUILD)
+
+# Installs the Debian packages the build needs when one is missing: with apt-get as root,
+# otherwise prints the exact command and stops.
+deps:
+	@missing=""; \
+	for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; run as root:"; \
+	    echo "  apt-get update && apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,59 @@
+/*
+ * graphmem/io.h — reading and writing models. Readers detect the format from the content
+ * (a '{' first: JSON; 'graph {' or another text-format field: GE dump; else protobuf: ONNX),
+ * build the model and finalize it (validation + topological order), so a model that comes
+ * back from a reader is valid. Errors name the file and the place.
+ */
+#ifndef GRAPHMEM_IO_H
+#define GRAPHMEM_IO_H
+
+#include "graphmem/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gm_format {
+    GM_FORMAT_UNKNOWN = 0,
+    GM_FORMAT_JSON,    /* spec/graph-format.md */
+    GM_FORMAT_ONNX,    /* ONNX ModelProto (protobuf) */
+    GM_FORMAT_GE_TEXT, /* GE text dump: text-format ge.proto.ModelDef */
+} gm_format;
+
+const char *gm_format_name(gm_format f);
+/* From the first bytes (skipping white space and a UTF-8 BOM). */
+gm_format gm_format_detect(const void *data, size_t len);
+/* From the file name: .json, .onnx, .txt / .pbtxt. GM_FORMAT_UNKNOWN otherwise. */
+gm_format gm_format_from_path(const char *path);
+/* "json", "onnx", "ge" / "txt" (for --to). */
+gm_format gm_format_from_name(const char *name);
+
+/* Reads a whole file; *data is NUL-terminated (len excludes the NUL); free with free(). */
+gm_status gm_read_file(const char *path, char **data, size_t *len, gm_error *err);
+/* Writes a whole file safely: to a temporary file beside it, then renamed over the target, so
+ * a failure never leaves the user's file half-written. */
+gm_status gm_write_file(const char *path, const void *data, size_t len, gm_error *err);
+
+/* Reads, detects, parses and finalizes. */
+gm_status gm_model_read_file(const char *path, gm_model **out, gm_error *err);
+/* Parses a buffer in a known or detected (GM_FORMAT_UNKNOWN) format; `source` names it in
+ * error messages. */
+gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
+                               gm_model **out, gm_error *err);
+/* The JSON reader (spec/graph-format.md). */
+gm_status gm_model_read_json(const char *text, size_t len, const char *source, gm_model **out,
+                             gm_error *err);
+/* The embedded example of spec/cli.md (examples/train_step.json compiled in). */
+gm_status gm_model_read_embedded_example(gm_model **out, gm_error *err);
+/* Source name used for the embedded example in messages. */
+#define GM_EMBEDDED_EXAMPLE_NAME "<embedded example>"
+
+/* Serializes in `fmt` (GM_FORMAT_UNKNOWN: from the path). */
+gm_status gm_model_write_file(const gm_model *m, const char *path, gm_format fmt, gm_error *err);
+/* JSON text, nodes of each graph in planning (topological) order; *text is malloc'ed. */
+gm_status gm_model_write_json(const gm_model *m, char **text, size_t *len, gm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

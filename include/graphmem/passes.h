@@ -1,0 +1,57 @@
+/*
+ * graphmem/passes.h — the compiler side: GE's memory-conflict passes, run in GE's order
+ * (reference §0). A pass set names which ones run; the order is always GE's.
+ */
+#ifndef GRAPHMEM_PASSES_H
+#define GRAPHMEM_PASSES_H
+
+#include "graphmem/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* In GE's order. lint runs on the user graph before the others do (GraphPrepare). */
+typedef enum gm_pass_id {
+    GM_PASS_LINT = 0,
+    GM_PASS_HCCL_MEMCPY,
+    GM_PASS_SUBGRAPH,
+    GM_PASS_INPLACE_SUPPORT_CHECK,
+    GM_PASS_ATOMIC_ADDR_CLEAN,
+    GM_PASS_HCCL_CONTINUOUS_MEMCPY,
+    GM_PASS_MEMCPY_ADDR_ASYNC,
+    GM_PASS_MARK_SAME_ADDR,
+    GM_PASS_RW_CONFLICT,
+    GM_PASS_LAYOUT_CONFLICT,
+    GM_PASS_INPLACE,
+    GM_PASS_SET_IO_OFFSET,
+    GM_PASS_COUNT
+} gm_pass_id;
+
+/* A set of passes: bit (1u << id). */
+typedef uint32_t gm_pass_set;
+#define GM_PASS_SET_ALL ((gm_pass_set)((1u << GM_PASS_COUNT) - 1u))
+#define GM_PASS_SET_NONE ((gm_pass_set)0)
+
+/* The name used on the command line and in scenario files ("hccl_memcpy" ...). */
+const char *gm_pass_name(gm_pass_id id);
+bool gm_pass_from_name(const char *name, gm_pass_id *out);
+/* "all", "none" or a comma list of pass names; an unknown name is GM_ERR_USAGE naming it. */
+gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err);
+
+/* What a run of the passes did. */
+typedef struct gm_pass_report {
+    size_t inserted[GM_PASS_COUNT];   /* nodes inserted, by pass */
+    size_t ran[GM_PASS_COUNT];        /* 1 when the pass ran */
+    size_t lint_warnings;
+} gm_pass_report;
+
+/* Runs the passes of `set` that this version implements, in GE's order; *available receives
+ * the set of implemented passes. The model is re-sorted after the passes. */
+gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
+                        gm_pass_set *available, gm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

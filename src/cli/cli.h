@@ -1,0 +1,42 @@
+/* cli.h — the graphmem command's shared pieces: parsed options and the subcommands. */
+#ifndef GM_CLI_H
+#define GM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graphmem/graph.h"
+#include "graphmem/passes.h"
+
+typedef struct gm_cli_kv {
+    const char *key, *value; /* point into argv */
+} gm_cli_kv;
+
+typedef struct gm_cli_opts {
+    const char *cmd;
+    const char *positional[2];
+    int n_positional;
+    const char *output, *dump_graph, *svg, *dot, *to;
+    gm_pass_set passes;
+    const char *strategy;
+    long threads;
+    int64_t align;
+    int verbosity; /* -1 quiet, 0 normal, 1 verbose */
+    bool json, strict, help;
+    gm_cli_kv options[64];
+    int n_options;
+} gm_cli_opts;
+
+/* Parses argv[first..] for command `cmd`; prints nothing, fills err on a usage problem. */
+gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli_opts *o, gm_error *err);
+/* Loads MODEL (or the embedded example when none and allowed) and applies --option pairs. */
+gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out, gm_error *err);
+
+int gm_cmd_plan(const gm_cli_opts *o);  /* plan and check */
+int gm_cmd_info(const gm_cli_opts *o);
+int gm_cmd_convert(const gm_cli_opts *o);
+void gm_cli_usage(const char *cmd);
+/* Prints an error as "graphmem: message" and returns its exit code. */
+int gm_cli_fail(const gm_error *err);
+
+#endif

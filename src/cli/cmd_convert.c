@@ -1,0 +1,30 @@
+/* cmd_convert.c — `graphmem convert IN OUT`: read any format, write the one OUT names (or --to). */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "graphmem/io.h"
+
+int gm_cmd_convert(const gm_cli_opts *o)
+{
+    gm_error err;
+    gm_error_clear(&err);
+    if (o->n_positional != 2) {
+        gm_error_set(&err, GM_ERR_USAGE, "convert: needs IN and OUT (graphmem convert IN OUT [--to json|onnx|ge])");
+        return gm_cli_fail(&err);
+    }
+    const char *out_path = o->positional[1];
+    gm_format fmt = o->to ? gm_format_from_name(o->to) : gm_format_from_path(out_path);
+    if (fmt == GM_FORMAT_UNKNOWN) {
+        gm_error_set(&err, GM_ERR_USAGE,
+                     "convert: cannot tell the format of '%s' from its name (.json, .onnx, .txt); use --to", out_path);
+        return gm_cli_fail(&err);
+    }
+    gm_model *m = NULL;
+    if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    gm_status st = gm_model_write_file(m, out_path, fmt, &err);
+    size_t nodes = gm_model_node_count(m);
+    gm_model_free(m);
+    if (st != GM_OK) return gm_cli_fail(&err);
+    if (o->verbosity >= 0) printf("wrote %s (%s, %zu nodes)\n", out_path, gm_format_name(fmt), nodes);
+    return 0;
+}

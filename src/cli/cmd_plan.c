@@ -1,0 +1,172 @@
+/*
+ * cmd_plan.c — `graphmem plan` and `graphmem check`: load and validate, run the compiler passes
+ * (GE's order), and print the summary of spec/cli.md, as text or --json. Parts that later
+ * versions add (the memory plan and its proof) are reported as not planned, never invented.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "graphmem/io.h"
+#include "graphmem/passes.h"
+
+typedef struct plan_result {
+    const gm_model *m;
+    size_t nodes_before, nodes_after;
+    gm_pass_set requested, available;
+    gm_pass_report report;
+    gm_model_stats stats;
+    double ms;
+} plan_result;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Options that need parts this version lacks are refused up front: nothing half-done. */
+static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
+{
+    if (strcmp(o->strategy, "auto") != 0) {
+        return gm_error_set(err, GM_ERR_USAGE, "%s: unknown strategy '%s' (known: auto)", o->cmd, o->strategy);
+    }
+    const char *needs_plan = o->output ? "-o" : o->svg ? "--svg" : o->dot ? "--dot" : NULL;
+    if (needs_plan) {
+        return gm_error_set(err, GM_ERR_USAGE, "%s: %s needs the memory planner, which this version (%s) does not have yet",
+                            o->cmd, needs_plan, GM_VERSION_STRING);
+    }
+    return GM_OK;
+}
+
+static size_t total_inserted(const gm_pass_report *r)
+{
+    size_t n = 0;
+    for (int i = 0; i < GM_PASS_COUNT; i++) n += r->inserted[i];
+    return n;
+}
+
+/* "a, b, c" of the passes in `set`, or "none". */
+static void pass_list(gm_pass_set set, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < GM_PASS_COUNT; i++) {
+        if (!(set & (1u << i))) continue;
+        int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", gm_pass_name((gm_pass_id)i));
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    if (!len) snprintf(buf, cap, "none");
+}
+
+static void print_text(const gm_cli_opts *o, const plan_result *r)
+{
+    const gm_model_stats *s = &r->stats;
+    char ran[512], missing[512];
+    pass_list(r->requested & r->available, ran, sizeof ran);
+    pass_list(r->requested & ~r->available, missing, sizeof missing);
+    printf("graphmem %s: %s (%s)\n", o->cmd, gm_model_name(r->m), gm_model_source(r->m));
+    printf("  %-26s %zu (%zu subgraph%s)\n", "graphs", s->graphs, s->graphs - 1, s->graphs == 2 ? "" : "s");
+    printf("  %-26s %zu / %zu\n", "nodes before / after", r->nodes_before, r->nodes_after);
+    printf("  %-26s %zu, %zu data / %zu control edges\n", "streams, edges", s->streams, s->data_edges, s->control_edges);
+    printf("  %-26s %s\n", "passes run", ran);
+    if (r->requested & ~r->available) printf("  %-26s %s\n", "passes not in this version", missing);
+    printf("  %-26s %zu\n", "inserted nodes", total_inserted(&r->report));
+    for (int i = 0; i < GM_PASS_COUNT; i++) {
+        if (r->report.inserted[i]) printf("    %-24s %zu\n", gm_pass_name((gm_pass_id)i), r->report.inserted[i]);
+    }
+    printf("  %-26s %zu\n", "conflicts", total_inserted(&r->report));
+    printf("  %-26s %zu\n", "lint warnings", r->report.lint_warnings);
+    printf("  %-26s %zu (%zu of run-time size)\n", "tensors", s->tensors, s->dynamic_tensors);
+    printf("  %-26s %lld\n", "bytes without reuse", (long long)s->tensor_bytes);
+    printf("  %-26s %lld\n", "fixed bytes", (long long)s->fixed_bytes);
+    printf("  %-26s %lld\n", "zero-copy bytes (inputs)", (long long)s->user_input_bytes);
+    printf("  %-26s", "bytes by memory type");
+    for (int t = 0; t < GM_MEM_COUNT; t++) {
+        printf(" %s %lld%s", gm_mem_type_name((gm_mem_type)t), (long long)s->bytes_by_mem_type[t],
+               t + 1 < GM_MEM_COUNT ? "," : "\n");
+    }
+    if (!strcmp(o->cmd, "plan")) {
+        printf("  %-26s not planned: the memory planner is not in this version\n", "feature-map bytes");
+        printf("  %-26s -\n", "lower bound, ratio");
+        printf("  %-26s -\n", "strategy");
+    }
+    printf("  %-26s %.2f ms\n", "time", r->ms);
+}
+
+static int print_json(const gm_cli_opts *o, const plan_result *r)
+{
+    const gm_model_stats *s = &r->stats;
+    cJSON *j = cJSON_CreateObject();
+    cJSON *by_pass = cJSON_CreateObject(), *by_mem = cJSON_CreateObject();
+    cJSON *ran = cJSON_CreateArray(), *missing = cJSON_CreateArray();
+    cJSON_AddStringToObject(j, "command", o->cmd);
+    cJSON_AddStringToObject(j, "model", gm_model_name(r->m));
+    cJSON_AddStringToObject(j, "source", gm_model_source(r->m));
+    cJSON_AddNumberToObject(j, "graphs", (double)s->graphs);
+    cJSON_AddNumberToObject(j, "nodes_before", (double)r->nodes_before);
+    cJSON_AddNumberToObject(j, "nodes_after", (double)r->nodes_after);
+    cJSON_AddNumberToObject(j, "streams", (double)s->streams);
+    for (int i = 0; i < GM_PASS_COUNT; i++) {
+        if (!(r->requested & (1u << i))) continue;
+        cJSON_AddItemToArray((r->available & (1u << i)) ? ran : missing, cJSON_CreateString(gm_pass_name((gm_pass_id)i)));
+        if (r->available & (1u << i))
+            cJSON_AddNumberToObject(by_pass, gm_pass_name((gm_pass_id)i), (double)r->report.inserted[i]);
+    }
+    cJSON_AddItemToObject(j, "passes_run", ran);
+    cJSON_AddItemToObject(j, "passes_not_in_this_version", missing);
+    cJSON_AddNumberToObject(j, "inserted_nodes", (double)total_inserted(&r->report));
+    cJSON_AddItemToObject(j, "inserted_by_pass", by_pass);
+    cJSON_AddNumberToObject(j, "lint_warnings", (double)r->report.lint_warnings);
+    cJSON_AddNumberToObject(j, "tensors", (double)s->tensors);
+    cJSON_AddNumberToObject(j, "dynamic_tensors", (double)s->dynamic_tensors);
+    cJSON_AddNumberToObject(j, "no_reuse_bytes", (double)s->tensor_bytes);
+    cJSON_AddNumberToObject(j, "fixed_bytes", (double)s->fixed_bytes);
+    cJSON_AddNumberToObject(j, "zero_copy_bytes", (double)s->user_input_bytes);
+    for (int t = 0; t < GM_MEM_COUNT; t++)
+        cJSON_AddNumberToObject(by_mem, gm_mem_type_name((gm_mem_type)t), (double)s->bytes_by_mem_type[t]);
+    cJSON_AddItemToObject(j, "by_memory_type", by_mem);
+    if (!strcmp(o->cmd, "plan")) cJSON_AddNullToObject(j, "feature_map_bytes"); /* not planned in this version */
+    cJSON_AddNumberToObject(j, "ms", r->ms);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!text) {
+        fprintf(stderr, "graphmem: out of memory\n");
+        return 3;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+int gm_cmd_plan(const gm_cli_opts *o)
+{
+    gm_error err;
+    gm_error_clear(&err);
+    if (check_supported(o, &err) != GM_OK) return gm_cli_fail(&err);
+    double t0 = now_ms();
+    gm_model *m = NULL;
+    /* check needs a MODEL; plan falls back to the embedded example. */
+    if (gm_cli_load(o, strcmp(o->cmd, "plan") == 0, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
+    gm_status st = gm_passes_run(m, o->passes, &r.report, &r.available, &err);
+    if (st == GM_OK && o->dump_graph) st = gm_model_write_file(m, o->dump_graph, GM_FORMAT_UNKNOWN, &err);
+    if (st != GM_OK) {
+        gm_model_free(m);
+        return gm_cli_fail(&err);
+    }
+    r.nodes_after = gm_model_node_count(m);
+    gm_model_get_stats(m, &r.stats);
+    r.ms = now_ms() - t0;
+    int rc = 0;
+    if (o->json) rc = print_json(o, &r);
+    else if (o->verbosity >= 0) print_text(o, &r);
+    if (rc == 0 && o->strict && r.report.lint_warnings) rc = 1;
+    gm_model_free(m);
+    return rc;
+}

@@ -1,0 +1,129 @@
+/*
+ * main.c — the graphmem command: dispatch, help, version, and the shared load step.
+ * Exit status (spec/cli.md): 0 success, 1 a problem found, 2 bad usage or bad input.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "graphmem/io.h"
+#include "graphmem/log.h"
+
+static const struct {
+    const char *name, *synopsis, *help;
+} k_cmds[] = {
+    {"plan", "plan    [MODEL] [options]",
+     "Runs the compiler passes, plans memory and verifies it; prints a summary.\n"
+     "With no MODEL, uses the embedded example (a small training step showing every kind of conflict).\n"},
+    {"check", "check   MODEL [options]", "Conflicts and lint only: what would be inserted, and why.\n"},
+    {"verify", "verify  MODEL PLAN", "Checks a plan (ours or another tool's) against a graph.\n"},
+    {"run", "run     [MODEL] [options]", "Executes on the runtime allocator and streams; prints allocator stats.\n"},
+    {"convert", "convert IN OUT [--to json|onnx|ge]", "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
+    {"info", "info    MODEL", "Nodes, tensors, subgraphs, streams, bytes.\n"},
+    {"help", "help    [COMMAND]", "Shows this help, or a command's.\n"},
+};
+
+static const char k_plan_options[] =
+    "Options of plan and check:\n"
+    "  -o, --output FILE     write the plan (JSON, spec/plan-format.md)\n"
+    "  --dump-graph FILE     write the graph after the passes (.json, .onnx, .txt = GE dump)\n"
+    "  --passes LIST         all (default), none, or a comma list of: hccl_memcpy,\n"
+    "                        hccl_continuous_memcpy, subgraph, inplace_support_check,\n"
+    "                        atomic_addr_clean, memcpy_addr_async, mark_same_addr, rw_conflict,\n"
+    "                        layout_conflict, inplace, set_io_offset, lint (always in GE's order)\n"
+    "  --option KEY=VALUE    a GE option (ge.featureBaseRefreshable, ge.buildGraphMode, ...), repeatable\n"
+    "  --strategy NAME       auto (default: every strategy, smallest wins) or one strategy\n"
+    "  --threads N           strategy threads (default: cores)\n"
+    "  --align N             feature-map block alignment (default 512, GE's)\n"
+    "  --svg FILE            memory timeline picture\n"
+    "  --dot FILE            the graph as Graphviz\n"
+    "  -v, -q                more ([MemConflict] lines) or less output\n"
+    "  --json                print the summary as JSON\n"
+    "  --strict              lint warnings make the exit status 1\n";
+
+void gm_cli_usage(const char *cmd)
+{
+    for (size_t i = 0; cmd && i < sizeof k_cmds / sizeof k_cmds[0]; i++) {
+        if (strcmp(cmd, k_cmds[i].name) == 0) {
+            printf("usage: graphmem %s\n\n%s", k_cmds[i].synopsis, k_cmds[i].help);
+            if (!strcmp(cmd, "plan") || !strcmp(cmd, "check")) printf("\n%s", k_plan_options);
+            return;
+        }
+    }
+    printf("graphmem %s — memory conflicts and memory planning for ML computation graphs\n\nusage:\n",
+           GM_VERSION_STRING);
+    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++) printf("  graphmem %s\n", k_cmds[i].synopsis);
+    printf("  graphmem --version\n\n%s\nExit status: 0 success, 1 a problem found, 2 bad usage or bad input.\n",
+           k_plan_options);
+}
+
+int gm_cli_fail(const gm_error *err)
+{
+    fprintf(stderr, "graphmem: %s\n", err->message[0] ? err->message : gm_status_name(err->code));
+    return gm_status_exit_code(err->code);
+}
+
+gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out, gm_error *err)
+{
+    gm_status st;
+    if (o->n_positional == 0) {
+        if (!allow_embedded) return gm_error_set(err, GM_ERR_USAGE, "%s: needs a MODEL file", o->cmd);
+        st = gm_model_read_embedded_example(out, err);
+    } else {
+        st = gm_model_read_file(o->positional[0], out, err);
+    }
+    if (st != GM_OK) return st;
+    for (int i = 0; i < o->n_options; i++) {
+        if (gm_model_set_option(*out, o->options[i].key, o->options[i].value) != GM_OK) {
+            gm_model_free(*out);
+            *out = NULL;
+            return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+        }
+    }
+    return GM_OK;
+}
+
+/* Commands that belong to later parts of graphmem say so plainly. */
+static int not_in_this_version(const char *cmd, const char *needs)
+{
+    fprintf(stderr, "graphmem: %s needs %s, which this version (%s) does not have yet\n", cmd, needs,
+            GM_VERSION_STRING);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        gm_cli_usage(NULL);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("graphmem %s\n", GM_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        gm_cli_usage(argc > 2 ? argv[2] : NULL);
+        return 0;
+    }
+    bool known = false;
+    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++) known |= strcmp(cmd, k_cmds[i].name) == 0;
+    if (!known) {
+        fprintf(stderr, "graphmem: unknown command '%s' (see graphmem help)\n", cmd);
+        return 2;
+    }
+    gm_cli_opts o;
+    gm_error err;
+    gm_error_clear(&err);
+    if (gm_cli_parse(cmd, argc, argv, 2, &o, &err) != GM_OK) return gm_cli_fail(&err);
+    if (o.help) {
+        gm_cli_usage(cmd);
+        return 0;
+    }
+    gm_log_set_level(o.verbosity < 0 ? GM_LOG_ERROR : o.verbosity > 0 ? GM_LOG_INFO : GM_LOG_WARN);
+    if (!strcmp(cmd, "plan") || !strcmp(cmd, "check")) return gm_cmd_plan(&o);
+    if (!strcmp(cmd, "info")) return gm_cmd_info(&o);
+    if (!strcmp(cmd, "convert")) return gm_cmd_convert(&o);
+    if (!strcmp(cmd, "verify")) return not_in_this_version(cmd, "the memory planner and its checker");
+    return not_in_this_version(cmd, "the runtime allocator and executor");
+}

@@ -1,0 +1,286 @@
+/*
+ * finalize.c — turns a built model into a valid one: resolves the names the readers gave
+ * (producers, control inputs, subgraphs, parents) and checks every rule of
+ * spec/graph-format.md, reporting the first problem with its place. Format-independent, so the
+ * JSON, ONNX and GE readers share one set of checks and one wording.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ops/attr_table.h"
+#include "ops/op_table.h"
+#include "util/alloc.h"
+
+#define PLACE_FMT "%s: graph '%s': node '%s'"
+#define PLACE(n) (n)->graph->model->source, (n)->graph->name, (n)->name
+
+static gm_status oom(const gm_model *m, gm_error *err)
+{
+    return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+}
+
+/* ---- subgraph structure ---- */
+
+static gm_status resolve_parents(gm_model *m, gm_error *err)
+{
+    for (size_t gi = 1; gi < m->n_graphs; gi++) {
+        gm_graph *g = m->graphs[gi];
+        gm_node *p = gm_strmap_get(&m->node_by_name, g->parent_name);
+        if (!p) {
+            return gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': parent names unknown node '%s'",
+                                m->source, g->name, g->parent_name);
+        }
+        bool listed = false;
+        for (uint32_t i = 0; i < p->n_sub; i++) listed |= strcmp(p->sub_names[i], g->name) == 0;
+        if (!listed) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                "%s: graph '%s': its parent node '%s' does not list it in its subgraphs",
+                                m->source, g->name, p->name);
+        }
+        g->parent = p;
+    }
+    return GM_OK;
+}
+
+static gm_status resolve_subgraphs(gm_node *n, gm_error *err)
+{
+    gm_model *m = n->graph->model;
+    for (uint32_t i = 0; i < n->n_sub; i++) {
+        gm_graph *g = gm_strmap_get(&m->graph_by_name, n->sub_names[i]);
+        if (!g) {
+            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": subgraph %u names unknown graph '%s'", PLACE(n), i,
+                                n->sub_names[i]);
+        }
+        if (g->parent != n) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": lists subgraph '%s', but that graph's parent is %s%s%s", PLACE(n),
+                                g->name, g->parent ? "'" : "none (it is the root)", g->parent ? g->parent->name : "",
+                                g->parent ? "'" : "");
+        }
+        for (uint32_t j = 0; j < i; j++) {
+            if (n->sub[j] == g) {
+                return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": lists subgraph '%s' twice", PLACE(n), g->name);
+            }
+        }
+        n->sub[i] = g;
+    }
+    int8_t want = n->op->n_subgraphs;
+    if (n->op->ctrl != GM_CTRL_NONE && ((want > 0 && n->n_sub != (uint32_t)want) || (want < 0 && n->n_sub == 0))) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": a %s node owns %s%d subgraph%s (%s), it lists %u", PLACE(n),
+                            n->type, want < 0 ? "at least " : "", want < 0 ? 1 : want, want == 1 || want < 0 ? "" : "s",
+                            n->op->ctrl == GM_CTRL_IF      ? "then, else"
+                            : n->op->ctrl == GM_CTRL_WHILE ? (want == 2 ? "cond, body" : "body")
+                                                           : "one per branch",
+                            n->n_sub);
+    }
+    return GM_OK;
+}
+
+/* A graph may not be nested inside itself (its parent inside one of its own subgraphs). */
+static gm_status check_nesting(const gm_model *m, gm_error *err)
+{
+    for (size_t gi = 1; gi < m->n_graphs; gi++) {
+        const gm_graph *g = m->graphs[gi];
+        size_t depth = 0;
+        for (const gm_graph *up = g->parent->graph; up; up = up->parent ? up->parent->graph : NULL) {
+            if (up == g || ++depth > m->n_graphs) {
+                return gm_error_set(err, GM_ERR_INPUT,
+                                    "%s: graph '%s' is nested inside itself (subgraph cycle through node '%s')",
+                                    m->source, g->name, g->parent->name);
+            }
+        }
+    }
+    return GM_OK;
+}
+
+/* ---- edges ---- */
+
+static gm_status resolve_inputs(gm_node *n, gm_error *err)
+{
+    gm_model *m = n->graph->model;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        gm_in_slot *s = &n->in[i];
+        if (!s->src_name) continue;
+        gm_node *p = gm_strmap_get(&m->node_by_name, s->src_name);
+        if (!p) {
+            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": input %u names unknown node '%s'", PLACE(n), i,
+                                s->src_name);
+        }
+        if (p->graph != n->graph) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": input %u names node '%s' of graph '%s'; data edges stay in one graph "
+                                "(a subgraph reads its parent's inputs through a Data with _parent_node_index)",
+                                PLACE(n), i, p->name, p->graph->name);
+        }
+        if (s->src_index < 0 || (uint32_t)s->src_index >= p->n_out) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": input %u '%s:%d': output index out of range (node '%s' has %u output%s)",
+                                PLACE(n), i, p->name, s->src_index, p->name, p->n_out, p->n_out == 1 ? "" : "s");
+        }
+        if (gm_out_add_use(&p->out[s->src_index], n, (int32_t)i) != GM_OK) return oom(m, err);
+        s->src = p;
+        gm_free(s->src_name);
+        s->src_name = NULL;
+    }
+    return GM_OK;
+}
+
+static gm_status resolve_control_inputs(gm_node *n, gm_error *err)
+{
+    gm_model *m = n->graph->model;
+    for (uint32_t i = 0; i < n->n_ctrl_in_names; i++) {
+        gm_node *p = gm_strmap_get(&m->node_by_name, n->ctrl_in_names[i]);
+        if (!p) {
+            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": control input %u names unknown node '%s'", PLACE(n), i,
+                                n->ctrl_in_names[i]);
+        }
+        if (p->graph != n->graph) {
+            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": control input '%s' is in graph '%s'; edges stay in one graph",
+                                PLACE(n), p->name, p->graph->name);
+        }
+        if (gm_node_vec_contains(&n->ctrl_in, p)) continue; /* a repeated control edge says nothing new */
+        if (gm_node_vec_push(&n->ctrl_in, p) != GM_OK || gm_node_vec_push(&p->ctrl_out, n) != GM_OK) return oom(m, err);
+    }
+    for (uint32_t i = 0; i < n->n_ctrl_in_names; i++) gm_free(n->ctrl_in_names[i]);
+    gm_free(n->ctrl_in_names);
+    n->ctrl_in_names = NULL;
+    n->n_ctrl_in_names = 0;
+    return GM_OK;
+}
+
+/* ---- node contents ---- */
+
+static gm_status check_attr_kinds(const gm_node *n, const gm_attr *list, const char *where, gm_error *err)
+{
+    for (const gm_attr *a = list; a; a = a->next) {
+        gm_attr_kind want;
+        if (gm_attr_known_kind(a->name, &want) && want != a->kind) {
+            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %sattribute '%s' has the wrong kind: expected %s, found %s",
+                                PLACE(n), where, a->name, gm_attr_kind_name(want), gm_attr_kind_name(a->kind));
+        }
+    }
+    return GM_OK;
+}
+
+static gm_status check_desc(const gm_node *n, const gm_tensor_desc *d, const char *what, uint32_t idx, gm_error *err)
+{
+    for (int32_t i = 0; i < d->ndims; i++) {
+        if (d->dims[i] < -2) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": %s %u: dim %d is %lld (dims are >= 0, -1 unknown or -2 unknown rank)",
+                                PLACE(n), what, idx, i, (long long)d->dims[i]);
+        }
+    }
+    if (d->size_given && d->size < 0) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: negative size %lld", PLACE(n), what, idx,
+                            (long long)d->size);
+    }
+    if (gm_desc_size(d) == -2) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: the byte size of shape overflows 64 bits (size overflow)",
+                            PLACE(n), what, idx);
+    }
+    if ((unsigned)d->mem_type >= GM_MEM_COUNT) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: unknown memory type %d", PLACE(n), what, idx,
+                            (int)d->mem_type);
+    }
+    char where[48];
+    snprintf(where, sizeof where, "%s %u: ", what, idx);
+    return check_attr_kinds(n, d->attrs, where, err);
+}
+
+/* Subgraph Data nodes read their parent's input _parent_node_index; subgraph NetOutput
+ * inputs write the parent's output _parent_node_index. */
+static gm_status check_parent_indices(const gm_node *n, gm_error *err)
+{
+    const gm_node *parent = n->graph->parent;
+    if (!parent) return GM_OK;
+    if ((n->op->flags & GM_OP_DATA) && !(n->op->flags & GM_OP_VAR_LIKE)) {
+        const gm_attr *a = gm_attr_find(n->attrs, "_parent_node_index");
+        if (!a) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": a Data node in a subgraph needs attribute _parent_node_index (which input "
+                                "of parent '%s' it reads)", PLACE(n), parent->name);
+        }
+        if (a->u.i < 0 || a->u.i >= (int64_t)parent->n_in) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": _parent_node_index %lld is out of range: parent '%s' has %u input%s",
+                                PLACE(n), (long long)a->u.i, parent->name, parent->n_in, parent->n_in == 1 ? "" : "s");
+        }
+    }
+    if (n->op->flags & GM_OP_NETOUTPUT) {
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            const gm_attr *a = gm_attr_find(n->in_desc[i].attrs, "_parent_node_index");
+            if (a && (a->u.i < 0 || a->u.i >= (int64_t)parent->n_out)) {
+                return gm_error_set(err, GM_ERR_INPUT,
+                                    PLACE_FMT ": input %u: _parent_node_index %lld is out of range: parent '%s' has %u "
+                                    "output%s", PLACE(n), i, (long long)a->u.i, parent->name, parent->n_out,
+                                    parent->n_out == 1 ? "" : "s");
+            }
+        }
+    }
+    return GM_OK;
+}
+
+static gm_status check_node(const gm_node *n, gm_error *err)
+{
+    gm_status st;
+    if (n->stream < -1) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": stream %lld (streams are >= 0, -1 unassigned)", PLACE(n),
+                            (long long)n->stream);
+    }
+    if ((st = check_attr_kinds(n, n->attrs, "", err)) != GM_OK) return st;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        if ((st = check_desc(n, &n->in_desc[i], "input", i, err)) != GM_OK) return st;
+    }
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        const gm_tensor_desc *d = &n->out[k].desc;
+        if ((st = check_desc(n, d, "output", k, err)) != GM_OK) return st;
+        if (d->reuse_input && (d->reuse_input_index < 0 || d->reuse_input_index >= (int64_t)n->n_in)) {
+            return gm_error_set(err, GM_ERR_INPUT,
+                                PLACE_FMT ": output %u: reuse_input_index %lld is out of range (%u input%s)", PLACE(n),
+                                k, (long long)d->reuse_input_index, n->n_in, n->n_in == 1 ? "" : "s");
+        }
+    }
+    return check_parent_indices(n, err);
+}
+
+static gm_status check_graph_attrs(const gm_model *m, const gm_graph *g, gm_error *err)
+{
+    for (const gm_attr *a = g->attrs; a; a = a->next) {
+        gm_attr_kind want;
+        if (gm_attr_known_kind(a->name, &want) && want != a->kind) {
+            return gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': attribute '%s' has the wrong kind: expected %s, found %s",
+                                m->source, g->name, a->name, gm_attr_kind_name(want), gm_attr_kind_name(a->kind));
+        }
+    }
+    return GM_OK;
+}
+
+gm_status gm_model_finalize(gm_model *m, gm_error *err)
+{
+    gm_status st;
+    if (m->n_graphs == 0) return gm_error_set(err, GM_ERR_INPUT, "%s: the model has no graphs", m->source);
+    if (!m->resolved) {
+        if ((st = resolve_parents(m, err)) != GM_OK) return st;
+        for (size_t gi = 0; gi < m->n_graphs; gi++) {
+            gm_graph *g = m->graphs[gi];
+            for (uint32_t i = 0; i < g->nodes.n; i++) {
+                gm_node *n = g->nodes.v[i];
+                if ((st = resolve_subgraphs(n, err)) != GM_OK) return st;
+                if ((st = resolve_inputs(n, err)) != GM_OK) return st;
+                if ((st = resolve_control_inputs(n, err)) != GM_OK) return st;
+            }
+        }
+        if ((st = check_nesting(m, err)) != GM_OK) return st;
+        m->resolved = true;
+    }
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        const gm_graph *g = m->graphs[gi];
+        if ((st = check_graph_attrs(m, g, err)) != GM_OK) return st;
+        for (uint32_t i = 0; i < g->nodes.n; i++) {
+            if ((st = check_node(g->nodes.v[i], err)) != GM_OK) return st;
+        }
+    }
+    return gm_model_toposort(m, err);
+}

@@ -1,0 +1,155 @@
+/*
+ * ir.h — the definitions behind the opaque IR types of graphmem/graph.h, for the library's own
+ * modules (readers, passes, analysis). Code outside src/ uses the accessors instead.
+ *
+ * Invariants (hold after gm_model_finalize and after every edit function):
+ *  - every connected input slot points at a live producer output in the same graph, and that
+ *    output's consumer list holds the slot exactly once;
+ *  - control edges are mirrored: a in b->ctrl_in  <=>  b in a->ctrl_out;
+ *  - node names are unique in the model and the name map holds exactly the live nodes.
+ */
+#ifndef GM_IR_H
+#define GM_IR_H
+
+#include "graphmem/graph.h"
+#include "util/strmap.h"
+
+struct gm_attr {
+    struct gm_attr *next;
+    char *name;
+    gm_attr_kind kind;
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        struct { char *data; size_t len; } s;           /* STRING, BYTES (NUL-terminated) */
+        struct { int64_t *v; size_t n; } li;            /* LIST_INT */
+        struct { double *v; size_t n; } lf;             /* LIST_FLOAT */
+        struct { char **v; size_t n; } ls;              /* LIST_STRING */
+        struct { bool *v; size_t n; } lb;               /* LIST_BOOL */
+        struct { int64_t **rows; size_t *lens; size_t n; } lli; /* LIST_LIST_INT */
+        struct gm_tensor_desc *td;                      /* TENSOR_DESC */
+    } u;
+};
+
+struct gm_tensor_desc {
+    gm_dtype dtype;
+    int32_t ndims;          /* -1: no shape given */
+    int64_t *dims;
+    int64_t size;           /* explicit bytes when size_given */
+    bool size_given;
+    gm_mem_type mem_type;
+    bool mem_type_given;    /* written back only when given */
+    bool reuse_input;
+    int64_t reuse_input_index;
+    char *layout;
+    gm_attr *attrs;
+};
+
+/* One data-input slot: the producer (NULL = unconnected) and its output index. Before
+ * finalize the producer is known by name only. */
+typedef struct gm_in_slot {
+    struct gm_node *src;
+    int32_t src_index;
+    char *src_name; /* builder form; freed once resolved */
+} gm_in_slot;
+
+/* One consumer of an output: node + input index. */
+typedef struct gm_use {
+    struct gm_node *node;
+    int32_t index;
+} gm_use;
+
+typedef struct gm_out_slot {
+    gm_tensor_desc desc;
+    char *name;    /* explicit IR output name or NULL */
+    gm_use *uses;
+    uint32_t n_uses, cap_uses;
+} gm_out_slot;
+
+typedef struct gm_node_vec {
+    struct gm_node **v;
+    uint32_t n, cap;
+} gm_node_vec;
+
+struct gm_node {
+    char *name;
+    char *type;
+    struct gm_graph *graph;
+    const struct gm_op_info *op; /* from the op table, by type */
+    int64_t stream;
+    int64_t topo_id;             /* index into model->order; -1 before sorting */
+    uint32_t given_pos;          /* position in the graph's node list: topo tie-break */
+    bool dead;                   /* removed by an edit; freed at the next sort */
+
+    gm_in_slot *in;
+    gm_tensor_desc *in_desc;     /* parallel to in */
+    char **in_name;              /* parallel to in; NULL entries = use op default */
+    uint32_t n_in, cap_in;
+
+    gm_out_slot *out;
+    uint32_t n_out, cap_out;
+
+    gm_node_vec ctrl_in, ctrl_out;
+    char **ctrl_in_names;        /* builder form, resolved at finalize */
+    uint32_t n_ctrl_in_names;
+
+    struct gm_graph **sub;
+    char **sub_names;            /* builder form, resolved at finalize */
+    uint32_t n_sub;
+
+    gm_attr *attrs;
+};
+
+struct gm_graph {
+    char *name;
+    struct gm_model *model;
+    char *parent_name;           /* builder form */
+    struct gm_node *parent;      /* NULL for the root */
+    gm_node_vec nodes;           /* given order; topological after sort */
+    gm_attr *attrs;
+};
+
+typedef struct gm_option {
+    char *key, *value;
+} gm_option;
+
+struct gm_model {
+    char *name;
+    char *source;
+    gm_option *options;
+    size_t n_options, cap_options;
+    struct gm_graph **graphs;
+    size_t n_graphs, cap_graphs;
+    gm_strmap node_by_name;
+    gm_strmap graph_by_name;
+    gm_node_vec order;           /* GetAllNodes order; valid when sorted */
+    bool resolved;               /* builder names resolved */
+};
+
+/* Internal helpers shared by the IR files. */
+gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n);
+bool gm_node_vec_remove(gm_node_vec *v, const gm_node *n);
+bool gm_node_vec_contains(const gm_node_vec *v, const gm_node *n);
+void gm_node_vec_free(gm_node_vec *v);
+
+void gm_desc_init(gm_tensor_desc *d);
+void gm_desc_fini(gm_tensor_desc *d);
+void gm_attr_list_free(gm_attr *list);
+gm_status gm_attr_list_clone(gm_attr **dst, const gm_attr *src);
+
+/* Consumer-list maintenance (edges). */
+gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index);
+bool gm_out_remove_use(gm_out_slot *o, const gm_node *node, int32_t index);
+
+void gm_node_free(gm_node *n);
+/* Creates a node in g at list position pos (checks the name is new in the model). */
+gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size_t pos, gm_error *err);
+/* Appends an unconnected input slot with a default desc. */
+gm_status gm_ir_node_push_input(gm_node *n);
+/* Frees the dead nodes and drops them from their graphs' lists. */
+void gm_model_compact(gm_model *m);
+/* "file: graph 'g': node 'n'" prefix used in every IR error. */
+int gm_node_place(const gm_node *n, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,481 @@
+/*
+ * model.c — building and reading the IR: models, graphs, nodes, their slots and accessors.
+ * Resolution of names, validation and the topological order are in finalize.c and topo.c;
+ * edits after finalize are in edit.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ops/op_table.h"
+#include "util/alloc.h"
+
+/* ---- small vectors ---- */
+
+gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n)
+{
+    size_t cap = v->cap;
+    if (gm_grow((void **)&v->v, sizeof *v->v, (size_t)v->n + 1, &cap)) return GM_ERR_NOMEM;
+    v->cap = (uint32_t)cap;
+    v->v[v->n++] = n;
+    return GM_OK;
+}
+
+bool gm_node_vec_remove(gm_node_vec *v, const gm_node *n)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (v->v[i] == n) {
+            memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof *v->v);
+            v->n--;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool gm_node_vec_contains(const gm_node_vec *v, const gm_node *n)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (v->v[i] == n) return true;
+    }
+    return false;
+}
+
+void gm_node_vec_free(gm_node_vec *v)
+{
+    gm_free(v->v);
+    memset(v, 0, sizeof *v);
+}
+
+gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index)
+{
+    size_t cap = o->cap_uses;
+    if (gm_grow((void **)&o->uses, sizeof *o->uses, (size_t)o->n_uses + 1, &cap)) return GM_ERR_NOMEM;
+    o->cap_uses = (uint32_t)cap;
+    o->uses[o->n_uses++] = (gm_use){node, index};
+    return GM_OK;
+}
+
+bool gm_out_remove_use(gm_out_slot *o, const gm_node *node, int32_t index)
+{
+    for (uint32_t i = 0; i < o->n_uses; i++) {
+        if (o->uses[i].node == node && o->uses[i].index == index) {
+            memmove(&o->uses[i], &o->uses[i + 1], (o->n_uses - i - 1) * sizeof *o->uses);
+            o->n_uses--;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- model ---- */
+
+gm_model *gm_model_new(const char *name)
+{
+    gm_model *m = gm_calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->name = gm_strdup(name ? name : "");
+    m->source = gm_strdup("");
+    if (!m->name || !m->source) {
+        gm_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void gm_node_free(gm_node *n)
+{
+    if (!n) return;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        gm_free(n->in[i].src_name);
+        gm_desc_fini(&n->in_desc[i]);
+        gm_free(n->in_name[i]);
+    }
+    gm_free(n->in);
+    gm_free(n->in_desc);
+    gm_free(n->in_name);
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        gm_desc_fini(&n->out[k].desc);
+        gm_free(n->out[k].name);
+        gm_free(n->out[k].uses);
+    }
+    gm_free(n->out);
+    gm_node_vec_free(&n->ctrl_in);
+    gm_node_vec_free(&n->ctrl_out);
+    for (uint32_t i = 0; i < n->n_ctrl_in_names; i++) gm_free(n->ctrl_in_names[i]);
+    gm_free(n->ctrl_in_names);
+    if (n->sub_names) {
+        for (uint32_t i = 0; i < n->n_sub; i++) gm_free(n->sub_names[i]);
+    }
+    gm_free(n->sub_names);
+    gm_free(n->sub);
+    gm_attr_list_free(n->attrs);
+    gm_free(n->name);
+    gm_free(n->type);
+    gm_free(n);
+}
+
+static void graph_free(gm_graph *g)
+{
+    for (uint32_t i = 0; i < g->nodes.n; i++) gm_node_free(g->nodes.v[i]);
+    gm_node_vec_free(&g->nodes);
+    gm_attr_list_free(g->attrs);
+    gm_free(g->parent_name);
+    gm_free(g->name);
+    gm_free(g);
+}
+
+void gm_model_free(gm_model *m)
+{
+    if (!m) return;
+    for (size_t i = 0; i < m->n_graphs; i++) graph_free(m->graphs[i]);
+    gm_free(m->graphs);
+    for (size_t i = 0; i < m->n_options; i++) {
+        gm_free(m->options[i].key);
+        gm_free(m->options[i].value);
+    }
+    gm_free(m->options);
+    gm_strmap_free(&m->node_by_name);
+    gm_strmap_free(&m->graph_by_name);
+    gm_node_vec_free(&m->order);
+    gm_free(m->name);
+    gm_free(m->source);
+    gm_free(m);
+}
+
+const char *gm_model_name(const gm_model *m) { return m->name; }
+const char *gm_model_source(const gm_model *m) { return m->source; }
+
+gm_status gm_model_set_source(gm_model *m, const char *path)
+{
+    char *s = gm_strdup(path ? path : "");
+    if (!s) return GM_ERR_NOMEM;
+    gm_free(m->source);
+    m->source = s;
+    return GM_OK;
+}
+
+gm_status gm_model_set_option(gm_model *m, const char *key, const char *value)
+{
+    char *v = gm_strdup(value);
+    if (!v) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < m->n_options; i++) {
+        if (strcmp(m->options[i].key, key) == 0) {
+            gm_free(m->options[i].value);
+            m->options[i].value = v;
+            return GM_OK;
+        }
+    }
+    char *k = gm_strdup(key);
+    if (!k || gm_grow((void **)&m->options, sizeof *m->options, m->n_options + 1, &m->cap_options)) {
+        gm_free(k);
+        gm_free(v);
+        return GM_ERR_NOMEM;
+    }
+    m->options[m->n_options++] = (gm_option){k, v};
+    return GM_OK;
+}
+
+const char *gm_model_option(const gm_model *m, const char *key)
+{
+    for (size_t i = 0; i < m->n_options; i++) {
+        if (strcmp(m->options[i].key, key) == 0) return m->options[i].value;
+    }
+    return NULL;
+}
+
+size_t gm_model_option_count(const gm_model *m) { return m->n_options; }
+
+void gm_model_option_at(const gm_model *m, size_t i, const char **key, const char **value)
+{
+    *key = m->options[i].key;
+    *value = m->options[i].value;
+}
+
+size_t gm_model_graph_count(const gm_model *m) { return m->n_graphs; }
+gm_graph *gm_model_graph(const gm_model *m, size_t i) { return i < m->n_graphs ? m->graphs[i] : NULL; }
+gm_graph *gm_model_root(const gm_model *m) { return m->n_graphs ? m->graphs[0] : NULL; }
+gm_graph *gm_model_find_graph(const gm_model *m, const char *name) { return gm_strmap_get(&m->graph_by_name, name); }
+gm_node *gm_model_find_node(const gm_model *m, const char *name) { return gm_strmap_get(&m->node_by_name, name); }
+size_t gm_model_node_count(const gm_model *m) { return m->order.n; }
+gm_node *gm_model_node_at(const gm_model *m, size_t i) { return i < m->order.n ? m->order.v[i] : NULL; }
+
+/* ---- graph ---- */
+
+gm_graph *gm_model_add_graph(gm_model *m, const char *name, const char *parent_node, gm_error *err)
+{
+    const char *src = m->source;
+    if (!name || !*name) {
+        gm_error_set(err, GM_ERR_INPUT, "%s: graph %zu has an empty name", src, m->n_graphs);
+        return NULL;
+    }
+    if (gm_strmap_get(&m->graph_by_name, name)) {
+        gm_error_set(err, GM_ERR_INPUT, "%s: duplicate graph name '%s'", src, name);
+        return NULL;
+    }
+    if (m->n_graphs == 0 && parent_node) {
+        gm_error_set(err, GM_ERR_INPUT,
+                     "%s: graph '%s': the first graph is the root and cannot have a parent ('%s')",
+                     src, name, parent_node);
+        return NULL;
+    }
+    if (m->n_graphs > 0 && (!parent_node || !*parent_node)) {
+        gm_error_set(err, GM_ERR_INPUT,
+                     "%s: graph '%s': subgraph without a parent (every graph after the root "
+                     "names its parent node)", src, name);
+        return NULL;
+    }
+    gm_graph *g = gm_calloc(1, sizeof *g);
+    if (!g || !(g->name = gm_strdup(name)) || (parent_node && !(g->parent_name = gm_strdup(parent_node))) ||
+        gm_grow((void **)&m->graphs, sizeof *m->graphs, m->n_graphs + 1, &m->cap_graphs) ||
+        gm_strmap_put(&m->graph_by_name, g->name, g)) {
+        if (g) {
+            gm_free(g->name);
+            gm_free(g->parent_name);
+        }
+        gm_free(g);
+        gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", src);
+        return NULL;
+    }
+    g->model = m;
+    m->graphs[m->n_graphs++] = g;
+    m->resolved = false;
+    return g;
+}
+
+const char *gm_graph_name(const gm_graph *g) { return g->name; }
+gm_model *gm_graph_model(const gm_graph *g) { return g->model; }
+gm_node *gm_graph_parent(const gm_graph *g) { return g->parent; }
+bool gm_graph_is_root(const gm_graph *g) { return g->model->n_graphs && g->model->graphs[0] == g; }
+size_t gm_graph_node_count(const gm_graph *g) { return g->nodes.n; }
+gm_node *gm_graph_node(const gm_graph *g, size_t i) { return i < g->nodes.n ? g->nodes.v[i] : NULL; }
+gm_attr **gm_graph_attrs(gm_graph *g) { return &g->attrs; }
+
+/* ---- node ---- */
+
+/* A node not yet in any list; the caller places it. */
+static gm_node *node_new(gm_graph *g, const char *name, const char *type)
+{
+    gm_node *n = gm_calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->name = gm_strdup(name);
+    n->type = gm_strdup(type);
+    if (!n->name || !n->type) {
+        gm_node_free(n);
+        return NULL;
+    }
+    n->graph = g;
+    n->op = gm_op_lookup(type);
+    n->topo_id = -1;
+    return n;
+}
+
+gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size_t pos, gm_error *err)
+{
+    gm_model *m = g->model;
+    if (!name || !*name) {
+        gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': node %u has an empty name", m->source, g->name,
+                     g->nodes.n);
+        return NULL;
+    }
+    if (!type || !*type) {
+        gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': node '%s' has an empty type", m->source, g->name, name);
+        return NULL;
+    }
+    gm_node *prev = gm_strmap_get(&m->node_by_name, name);
+    if (prev) {
+        gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': duplicate node name '%s' (also in graph '%s')",
+                     m->source, g->name, name, prev->graph->name);
+        return NULL;
+    }
+    gm_node *n = node_new(g, name, type);
+    if (!n || gm_node_vec_push(&g->nodes, n) != GM_OK) {
+        gm_node_free(n);
+        gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+        return NULL;
+    }
+    if (gm_strmap_put(&m->node_by_name, n->name, n)) {
+        g->nodes.n--;
+        gm_node_free(n);
+        gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+        return NULL;
+    }
+    /* Move it from the end to pos, so inserted nodes sit next to the node they serve. */
+    if (pos < g->nodes.n - 1) {
+        memmove(&g->nodes.v[pos + 1], &g->nodes.v[pos], (g->nodes.n - 1 - pos) * sizeof *g->nodes.v);
+        g->nodes.v[pos] = n;
+    }
+    return n;
+}
+
+gm_node *gm_graph_add_node(gm_graph *g, const char *name, const char *type, gm_error *err)
+{
+    return gm_ir_node_create(g, name, type, g->nodes.n, err);
+}
+
+const char *gm_node_name(const gm_node *n) { return n->name; }
+const char *gm_node_type(const gm_node *n) { return n->type; }
+gm_graph *gm_node_graph(const gm_node *n) { return n->graph; }
+int64_t gm_node_stream(const gm_node *n) { return n->stream; }
+void gm_node_set_stream(gm_node *n, int64_t stream) { n->stream = stream; }
+int64_t gm_node_topo_id(const gm_node *n) { return n->topo_id; }
+
+/* Appends an input slot (unconnected, default desc). */
+gm_status gm_ir_node_push_input(gm_node *n)
+{
+    size_t need = (size_t)n->n_in + 1;
+    if (need > n->cap_in) {
+        size_t cap = n->cap_in ? (size_t)n->cap_in * 2 : 2;
+        gm_in_slot *in = gm_realloc(n->in, cap * sizeof *in);
+        if (!in) return GM_ERR_NOMEM;
+        n->in = in;
+        gm_tensor_desc *d = gm_realloc(n->in_desc, cap * sizeof *d);
+        if (!d) return GM_ERR_NOMEM;
+        n->in_desc = d;
+        char **nm = gm_realloc(n->in_name, cap * sizeof *nm);
+        if (!nm) return GM_ERR_NOMEM;
+        n->in_name = nm;
+        n->cap_in = (uint32_t)cap;
+    }
+    uint32_t i = n->n_in++;
+    n->in[i] = (gm_in_slot){NULL, 0, NULL};
+    gm_desc_init(&n->in_desc[i]);
+    n->in_name[i] = NULL;
+    return GM_OK;
+}
+
+gm_status gm_node_add_input_by_name(gm_node *n, const char *src, int32_t src_index)
+{
+    char *s = NULL;
+    if (src && *src && !(s = gm_strdup(src))) return GM_ERR_NOMEM;
+    if (gm_ir_node_push_input(n) != GM_OK) {
+        gm_free(s);
+        return GM_ERR_NOMEM;
+    }
+    n->in[n->n_in - 1].src_name = s;
+    n->in[n->n_in - 1].src_index = s ? src_index : 0;
+    n->graph->model->resolved = false;
+    return GM_OK;
+}
+
+static gm_status push_name(char ***v, uint32_t *n, const char *name)
+{
+    char *s = gm_strdup(name);
+    char **nv = s ? gm_realloc(*v, ((size_t)*n + 1) * sizeof **v) : NULL;
+    if (!nv) {
+        gm_free(s);
+        return GM_ERR_NOMEM;
+    }
+    *v = nv;
+    nv[(*n)++] = s;
+    return GM_OK;
+}
+
+gm_status gm_node_add_control_input_by_name(gm_node *n, const char *src)
+{
+    n->graph->model->resolved = false;
+    return push_name(&n->ctrl_in_names, &n->n_ctrl_in_names, src);
+}
+
+gm_status gm_node_add_subgraph_by_name(gm_node *n, const char *graph_name)
+{
+    /* sub[] is sized with sub_names so resolution can fill it in place. */
+    gm_graph **ns = gm_realloc(n->sub, ((size_t)n->n_sub + 1) * sizeof *ns);
+    if (!ns) return GM_ERR_NOMEM;
+    n->sub = ns;
+    ns[n->n_sub] = NULL;
+    uint32_t count = n->n_sub;
+    gm_status st = push_name(&n->sub_names, &count, graph_name);
+    if (st == GM_OK) n->n_sub = count;
+    n->graph->model->resolved = false;
+    return st;
+}
+
+size_t gm_node_input_count(const gm_node *n) { return n->n_in; }
+
+gm_node *gm_node_input(const gm_node *n, size_t i, int32_t *src_index)
+{
+    if (i >= n->n_in) return NULL;
+    if (src_index) *src_index = n->in[i].src_index;
+    return n->in[i].src;
+}
+
+size_t gm_node_control_input_count(const gm_node *n) { return n->ctrl_in.n; }
+gm_node *gm_node_control_input(const gm_node *n, size_t i) { return i < n->ctrl_in.n ? n->ctrl_in.v[i] : NULL; }
+size_t gm_node_control_output_count(const gm_node *n) { return n->ctrl_out.n; }
+gm_node *gm_node_control_output(const gm_node *n, size_t i) { return i < n->ctrl_out.n ? n->ctrl_out.v[i] : NULL; }
+size_t gm_node_output_count(const gm_node *n) { return n->n_out; }
+size_t gm_node_consumer_count(const gm_node *n, size_t k) { return k < n->n_out ? n->out[k].n_uses : 0; }
+
+gm_node *gm_node_consumer(const gm_node *n, size_t k, size_t j, int32_t *dst_index)
+{
+    if (k >= n->n_out || j >= n->out[k].n_uses) return NULL;
+    if (dst_index) *dst_index = n->out[k].uses[j].index;
+    return n->out[k].uses[j].node;
+}
+
+size_t gm_node_subgraph_count(const gm_node *n) { return n->n_sub; }
+gm_graph *gm_node_subgraph(const gm_node *n, size_t i) { return i < n->n_sub ? n->sub[i] : NULL; }
+
+gm_tensor_desc *gm_node_add_output(gm_node *n)
+{
+    size_t cap = n->cap_out;
+    if (gm_grow((void **)&n->out, sizeof *n->out, (size_t)n->n_out + 1, &cap)) return NULL;
+    n->cap_out = (uint32_t)cap;
+    gm_out_slot *o = &n->out[n->n_out++];
+    memset(o, 0, sizeof *o);
+    gm_desc_init(&o->desc);
+    return &o->desc;
+}
+
+gm_tensor_desc *gm_node_output_desc(const gm_node *n, size_t k) { return k < n->n_out ? &n->out[k].desc : NULL; }
+gm_tensor_desc *gm_node_input_desc(const gm_node *n, size_t i) { return i < n->n_in ? &n->in_desc[i] : NULL; }
+
+/* The i-th entry of a NULL-terminated default-name list, or NULL. */
+static const char *default_name(const char *const *names, size_t i)
+{
+    if (!names) return NULL;
+    for (size_t j = 0; names[j]; j++) {
+        if (j == i) return names[j];
+    }
+    return NULL;
+}
+
+const char *gm_node_input_name(const gm_node *n, size_t i)
+{
+    if (i >= n->n_in) return NULL;
+    return n->in_name[i] ? n->in_name[i] : default_name(n->op->input_names, i);
+}
+
+const char *gm_node_output_name(const gm_node *n, size_t k)
+{
+    if (k >= n->n_out) return NULL;
+    return n->out[k].name ? n->out[k].name : default_name(n->op->output_names, k);
+}
+
+gm_status gm_node_set_input_name(gm_node *n, size_t i, const char *name)
+{
+    if (i >= n->n_in) return GM_ERR_INPUT;
+    char *s = gm_strdup(name);
+    if (!s) return GM_ERR_NOMEM;
+    gm_free(n->in_name[i]);
+    n->in_name[i] = s;
+    return GM_OK;
+}
+
+gm_status gm_node_set_output_name(gm_node *n, size_t k, const char *name)
+{
+    if (k >= n->n_out) return GM_ERR_INPUT;
+    char *s = gm_strdup(name);
+    if (!s) return GM_ERR_NOMEM;
+    gm_free(n->out[k].name);
+    n->out[k].name = s;
+    return GM_OK;
+}
+
+gm_attr **gm_node_attrs(gm_node *n) { return &n->attrs; }
+
+int gm_node_place(const gm_node *n, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "%s: graph '%s': node '%s'", n->graph->model->source, n->graph->name, n->name);
+}

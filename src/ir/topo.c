@@ -1,0 +1,210 @@
+/*
+ * topo.c — the deterministic topological order. Per graph: Kahn's algorithm taking, among the
+ * ready nodes, the one given first (a min-heap on the given position), so independent nodes
+ * keep the order the file gave them. Over the model: GE's GetAllNodes — each node followed by
+ * the nodes of its subgraphs, in the order the node lists them. O((V + E) log V).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "util/alloc.h"
+
+/* ---- a binary min-heap of node positions ---- */
+
+typedef struct heap {
+    uint32_t *v;
+    size_t n;
+} heap;
+
+static void heap_push(heap *h, uint32_t x)
+{
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h->v[p] <= x) break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i] = x;
+}
+
+static uint32_t heap_pop(heap *h)
+{
+    uint32_t top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
+        if (x <= h->v[c]) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n) h->v[i] = x;
+    return top;
+}
+
+/* Names a cycle among the nodes left with predecessors: walk back through unsorted
+ * predecessors until a node repeats; the repeat is on a cycle. */
+static gm_status report_cycle(const gm_graph *g, const uint32_t *indeg, gm_error *err)
+{
+    const gm_model *m = g->model;
+    const gm_node *start = NULL;
+    for (uint32_t i = 0; i < g->nodes.n && !start; i++) {
+        if (indeg[i]) start = g->nodes.v[i];
+    }
+    uint8_t *seen = gm_calloc(g->nodes.n, 1);
+    if (!seen) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+    const gm_node *n = start;
+    while (!seen[n->given_pos]) {
+        seen[n->given_pos] = 1;
+        const gm_node *next = NULL;
+        for (uint32_t i = 0; i < n->n_in && !next; i++) {
+            if (n->in[i].src && indeg[n->in[i].src->given_pos]) next = n->in[i].src;
+        }
+        for (uint32_t i = 0; i < n->ctrl_in.n && !next; i++) {
+            if (indeg[n->ctrl_in.v[i]->given_pos]) next = n->ctrl_in.v[i];
+        }
+        n = next; /* a node with indeg > 0 always has an unsorted predecessor */
+    }
+    /* n is on the cycle: list it forward as far as the message allows. */
+    char path[512];
+    size_t len = 0;
+    const gm_node *c = n;
+    memset(seen, 0, g->nodes.n);
+    do {
+        int w = snprintf(path + len, sizeof path - len, "%s'%s'", len ? " <- " : "", c->name);
+        if (w < 0 || (size_t)w >= sizeof path - len) break;
+        len += (size_t)w;
+        seen[c->given_pos] = 1;
+        const gm_node *next = NULL;
+        for (uint32_t i = 0; i < c->n_in && !next; i++) {
+            if (c->in[i].src && indeg[c->in[i].src->given_pos]) next = c->in[i].src;
+        }
+        for (uint32_t i = 0; i < c->ctrl_in.n && !next; i++) {
+            if (indeg[c->ctrl_in.v[i]->given_pos]) next = c->ctrl_in.v[i];
+        }
+        c = next;
+    } while (c && !seen[c->given_pos]);
+    gm_free(seen);
+    return gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': node '%s' is on a cycle: %s <- '%s'", m->source, g->name,
+                        n->name, path, c ? c->name : n->name);
+}
+
+static void count_edge(uint32_t *indeg, const gm_node *succ) { indeg[succ->given_pos]++; }
+
+static gm_status sort_graph(gm_graph *g, gm_error *err)
+{
+    uint32_t n = g->nodes.n;
+    if (n == 0) return GM_OK;
+    uint32_t *indeg = gm_calloc(n, sizeof *indeg);
+    heap h = {gm_malloc((size_t)n * sizeof(uint32_t)), 0};
+    gm_node **sorted = gm_malloc((size_t)n * sizeof *sorted);
+    if (!indeg || !h.v || !sorted) {
+        gm_free(indeg);
+        gm_free(h.v);
+        gm_free(sorted);
+        return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", g->model->source);
+    }
+    for (uint32_t i = 0; i < n; i++) g->nodes.v[i]->given_pos = i;
+    for (uint32_t i = 0; i < n; i++) {
+        const gm_node *x = g->nodes.v[i];
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++) count_edge(indeg, x->out[k].uses[j].node);
+        }
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++) count_edge(indeg, x->ctrl_out.v[j]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!indeg[i]) heap_push(&h, i);
+    }
+    uint32_t done = 0;
+    while (h.n) {
+        gm_node *x = g->nodes.v[heap_pop(&h)];
+        sorted[done++] = x;
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++) {
+                uint32_t p = x->out[k].uses[j].node->given_pos;
+                if (--indeg[p] == 0) heap_push(&h, p);
+            }
+        }
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++) {
+            uint32_t p = x->ctrl_out.v[j]->given_pos;
+            if (--indeg[p] == 0) heap_push(&h, p);
+        }
+    }
+    gm_status st = GM_OK;
+    if (done < n) {
+        st = report_cycle(g, indeg, err);
+    } else {
+        memcpy(g->nodes.v, sorted, (size_t)n * sizeof *sorted);
+        for (uint32_t i = 0; i < n; i++) g->nodes.v[i]->given_pos = i;
+    }
+    gm_free(indeg);
+    gm_free(h.v);
+    gm_free(sorted);
+    return st;
+}
+
+/* GetAllNodes order, iteratively (nesting can be deep): a stack of (graph, next node). */
+static gm_status build_order(gm_model *m, gm_error *err)
+{
+    typedef struct { const gm_graph *g; uint32_t next; } frame;
+    size_t total = 0;
+    for (size_t gi = 0; gi < m->n_graphs; gi++) total += m->graphs[gi]->nodes.n;
+    gm_node **order = gm_malloc((total ? total : 1) * sizeof *order);
+    frame *stack = gm_malloc(m->n_graphs * sizeof *stack);
+    if (!order || !stack) {
+        gm_free(order);
+        gm_free(stack);
+        return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+    }
+    size_t depth = 0, pos = 0;
+    stack[depth++] = (frame){m->graphs[0], 0};
+    while (depth) {
+        frame *f = &stack[depth - 1];
+        if (f->next == f->g->nodes.n) {
+            depth--;
+            continue;
+        }
+        gm_node *n = f->g->nodes.v[f->next++];
+        n->topo_id = (int64_t)pos;
+        order[pos++] = n;
+        /* Push subgraphs in reverse so the first listed is walked first. */
+        for (uint32_t i = n->n_sub; i-- > 0;) stack[depth++] = (frame){n->sub[i], 0};
+    }
+    gm_free(stack);
+    gm_free(m->order.v);
+    m->order.v = order;
+    m->order.n = (uint32_t)pos;
+    m->order.cap = (uint32_t)(total ? total : 1);
+    return GM_OK;
+}
+
+void gm_model_compact(gm_model *m)
+{
+    m->order.n = 0; /* it may point at dead nodes; rebuilt by the next sort */
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        gm_node_vec *v = &m->graphs[gi]->nodes;
+        uint32_t w = 0;
+        for (uint32_t i = 0; i < v->n; i++) {
+            if (v->v[i]->dead) {
+                gm_node_free(v->v[i]);
+            } else {
+                v->v[w++] = v->v[i];
+            }
+        }
+        v->n = w;
+    }
+}
+
+gm_status gm_model_toposort(gm_model *m, gm_error *err)
+{
+    if (!m->resolved) return gm_model_finalize(m, err);
+    gm_model_compact(m);
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        gm_status st = sort_graph(m->graphs[gi], err);
+        if (st != GM_OK) return st;
+    }
+    return build_order(m, err);
+}

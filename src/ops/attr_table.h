@@ -1,0 +1,19 @@
+/*
+ * attr_table.h — the kinds of the attributes GE defines (reference §9.2). Readers check a
+ * known attribute's value against its kind ("wrong attribute kind" is a clear error) and use
+ * the kind to type values that the file format leaves ambiguous (a JSON 1 for a float attr).
+ */
+#ifndef GM_ATTR_TABLE_H
+#define GM_ATTR_TABLE_H
+
+#include <stdbool.h>
+
+#include "graphmem/graph.h"
+
+/* Where an attribute sits: on a node, on a tensor desc, on a graph. */
+typedef enum gm_attr_owner { GM_ATTR_ON_NODE = 1, GM_ATTR_ON_DESC = 2, GM_ATTR_ON_GRAPH = 4 } gm_attr_owner;
+
+/* True when `name` is a known attribute; *kind receives its kind. */
+bool gm_attr_known_kind(const char *name, gm_attr_kind *kind);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * op_table.c — the op-type table (sorted by type for bsearch). Adding an op type that matters
+ * to memory means adding one row here; no pass keeps its own list.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ops/op_table.h"
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+enum {
+    DATA = GM_OP_DATA,
+    VAR = GM_OP_VARIABLE | GM_OP_VAR_LIKE,
+    REFDATA = GM_OP_DATA | GM_OP_VAR_LIKE,
+    CONST = GM_OP_CONST,
+    ASSIGN = GM_OP_ASSIGN_LIKE | GM_OP_REFERENCE,
+    REF = GM_OP_REFERENCE,
+    IDENT = GM_OP_IDENTITY_LIKE,
+    MEMCPY = GM_OP_MEMCPY_LIKE,
+    SHAPE = GM_OP_SHAPE_ONLY,
+    HCCL = GM_OP_HCCL,
+    HCCL_MUT = GM_OP_HCCL | GM_OP_INPUT_MUTABLE,
+    UNREF = GM_OP_ADDR_UNREFRESHABLE,
+    CF = GM_OP_CONTROL_FLOW,
+    VIEW = GM_OP_VIEW,
+};
+
+/* Keep sorted by strcmp order of `type` (a test checks). */
+static const gm_op_info k_ops[] = {
+    {"AippData", DATA, GM_CTRL_NONE, 0, NULL, NULL},
+    {"AnnData", DATA, GM_CTRL_NONE, 0, NULL, NULL},
+    {"ApplyAdam", REF, GM_CTRL_NONE, 0,
+     NAMES("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"),
+     NAMES("var")},
+    {"ApplyGradientDescent", REF, GM_CTRL_NONE, 0, NAMES("var", "alpha", "delta"), NAMES("var")},
+    {"ApplyMomentum", REF, GM_CTRL_NONE, 0, NAMES("var", "accum", "lr", "grad", "momentum"), NAMES("var")},
+    {"Assign", ASSIGN, GM_CTRL_NONE, 0, NAMES("ref", "value"), NAMES("ref")},
+    {"AssignAdd", ASSIGN, GM_CTRL_NONE, 0, NAMES("ref", "value"), NAMES("ref")},
+    {"AssignAddVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
+    {"AssignSub", ASSIGN, GM_CTRL_NONE, 0, NAMES("ref", "value"), NAMES("ref")},
+    {"AssignSubVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
+    {"AssignVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
+    {"Case", CF, GM_CTRL_CASE, -1, NULL, NULL},
+    {"Const", CONST, GM_CTRL_NONE, 0, NULL, NULL},
+    {"ConstPlaceHolder", CONST, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Constant", CONST, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Data", DATA, GM_CTRL_NONE, 0, NULL, NULL},
+    {"FileConstant", CONST, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Flatten", VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomAllGather", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomAllReduce", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomAllToAllV", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomBroadcast", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomReceive", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomReduce", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomReduceScatter", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomSend", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Identity", IDENT | MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
+    {"If", CF, GM_CTRL_IF, 2, NULL, NULL},
+    {"LabelSwitchByIndex", UNREF, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Loop", CF, GM_CTRL_WHILE, -1, NULL, NULL},
+    {"MemcpyAddrAsync", MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
+    {"MemcpyAsync", MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Merge", GM_OP_MERGE | GM_OP_PASS_THROUGH_0, GM_CTRL_NONE, 0, NULL, NULL},
+    {"NetOutput", GM_OP_NETOUTPUT | GM_OP_PASS_THROUGH, GM_CTRL_NONE, 0, NULL, NULL},
+    {"NextIteration", GM_OP_NEXT_ITERATION, GM_CTRL_NONE, 0, NULL, NULL},
+    {"PartitionedCall", CF, GM_CTRL_PARTITIONED_CALL, -1, NULL, NULL},
+    {"Rank", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"ReadVariableOp", IDENT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"RefData", REFDATA, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Reshape", GM_OP_PASS_THROUGH_0 | VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Scan", CF, GM_CTRL_WHILE, -1, NULL, NULL},
+    {"ScatterAdd", REF, GM_CTRL_NONE, 0, NAMES("var", "indices", "updates"), NAMES("var")},
+    {"ScatterUpdate", REF, GM_CTRL_NONE, 0, NAMES("var", "indices", "updates"), NAMES("var")},
+    {"Shape", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"ShapeN", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Size", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Squeeze", VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"StatefulPartitionedCall", CF, GM_CTRL_PARTITIONED_CALL, -1, NULL, NULL},
+    {"StatelessCase", CF, GM_CTRL_CASE, -1, NULL, NULL},
+    {"StatelessIf", CF, GM_CTRL_IF, 2, NULL, NULL},
+    {"StatelessWhile", CF | GM_OP_PASS_THROUGH, GM_CTRL_WHILE, 2, NULL, NULL},
+    {"StreamMerge", GM_OP_MERGE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"StreamSwitch", UNREF, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Unsqueeze", VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Variable", VAR, GM_CTRL_NONE, 0, NULL, NULL},
+    {"VariableV2", VAR, GM_CTRL_NONE, 0, NULL, NULL},
+    {"While", CF | GM_OP_PASS_THROUGH, GM_CTRL_WHILE, 2, NULL, NULL},
+    {"_If", CF, GM_CTRL_IF, 2, NULL, NULL},
+    {"_While", CF | GM_OP_PASS_THROUGH, GM_CTRL_WHILE, 2, NULL, NULL},
+};
+
+static const gm_op_info k_unknown = {"", 0, GM_CTRL_NONE, 0, NULL, NULL};
+
+static int cmp_type(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const gm_op_info *)elem)->type);
+}
+
+const gm_op_info *gm_op_lookup(const char *type)
+{
+    const gm_op_info *e = bsearch(type, k_ops, sizeof k_ops / sizeof k_ops[0], sizeof k_ops[0], cmp_type);
+    return e ? e : &k_unknown;
+}
+
+size_t gm_op_table_size(void) { return sizeof k_ops / sizeof k_ops[0]; }
+const gm_op_info *gm_op_table_at(size_t i) { return i < gm_op_table_size() ? &k_ops[i] : NULL; }
+
+/* The flags a node attribute of GE's may set or clear. */
+static const struct { gm_op_flag flag; const char *attr; } k_attr_flags[] = {
+    {GM_OP_REFERENCE, "reference"},
+    {GM_OP_INPUT_MUTABLE, "_input_mutable"},
+};
+
+bool gm_node_is(const gm_node *n, gm_op_flag flag)
+{
+    for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {
+        if (k_attr_flags[i].flag != flag) continue;
+        const gm_attr *a = gm_attr_find(n->attrs, k_attr_flags[i].attr);
+        if (a && (a->kind == GM_ATTR_BOOL || a->kind == GM_ATTR_INT)) return gm_attr_bool(a);
+    }
+    return (n->op->flags & flag) != 0;
+}
+
+gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n) { return n->op->ctrl; }
+
+const char *gm_ctrl_kind_name(gm_ctrl_kind k)
+{
+    static const char *const names[] = {"none", "if", "case", "while", "partitioned_call"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}

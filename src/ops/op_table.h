@@ -1,0 +1,67 @@
+/*
+ * op_table.h — what each op type does to memory. This is the only place that lists op types:
+ * passes ask gm_node_is() / gm_op_lookup(), never compare type strings themselves.
+ *
+ * Classes follow GE's OpTypeUtils (reference §9.1). Where GE lets a node attribute decide
+ * (`reference`, `_input_mutable`), the attribute overrides the table.
+ */
+#ifndef GM_OP_TABLE_H
+#define GM_OP_TABLE_H
+
+#include <stdint.h>
+
+#include "graphmem/graph.h"
+
+typedef enum gm_op_flag {
+    GM_OP_DATA = 1u << 0,            /* IsDataNode: Data, RefData, AippData, AnnData */
+    GM_OP_VARIABLE = 1u << 1,        /* IsVariableNode: Variable, VariableV2 */
+    GM_OP_VAR_LIKE = 1u << 2,        /* IsVarLikeNode: Variable, VariableV2, RefData */
+    GM_OP_CONST = 1u << 3,           /* Const, Constant, ConstPlaceHolder, FileConstant */
+    GM_OP_ASSIGN_LIKE = 1u << 4,     /* Assign*, Assign*VariableOp */
+    GM_OP_IDENTITY_LIKE = 1u << 5,   /* Identity, ReadVariableOp */
+    GM_OP_MEMCPY_LIKE = 1u << 6,     /* kMemcpyNodeTypes: Identity, MemcpyAsync, MemcpyAddrAsync */
+    GM_OP_SHAPE_ONLY = 1u << 7,      /* reads only the shape: Shape, Rank, Size, ShapeN */
+    GM_OP_HCCL = 1u << 8,            /* collective communication (Hcom*) */
+    GM_OP_ADDR_UNREFRESHABLE = 1u << 9, /* StreamSwitch, LabelSwitchByIndex */
+    GM_OP_PASS_THROUGH = 1u << 10,   /* output i is input i: NetOutput, While */
+    GM_OP_PASS_THROUGH_0 = 1u << 11, /* output 0 is input 0: Merge, Reshape */
+    GM_OP_MERGE = 1u << 12,          /* Merge, StreamMerge: inputs join one symbol */
+    GM_OP_NETOUTPUT = 1u << 13,
+    GM_OP_REFERENCE = 1u << 14,      /* attr `reference`: same-named input/output are one tensor */
+    GM_OP_INPUT_MUTABLE = 1u << 15,  /* attr `_input_mutable`: writes its inputs in place */
+    GM_OP_VIEW = 1u << 16,           /* output 0 is a view of input 0 (ONNX Squeeze, Flatten ...) */
+    GM_OP_NEXT_ITERATION = 1u << 17, /* NextIteration: feeds a Merge across the loop edge */
+    GM_OP_CONTROL_FLOW = 1u << 18,   /* owns subgraphs: If, Case, While, PartitionedCall */
+} gm_op_flag;
+
+typedef enum gm_ctrl_kind {
+    GM_CTRL_NONE = 0,
+    GM_CTRL_IF,              /* If, StatelessIf, _If: subgraphs [then, else] */
+    GM_CTRL_CASE,            /* Case, StatelessCase: one subgraph per branch */
+    GM_CTRL_WHILE,           /* While, StatelessWhile, _While, ONNX Loop/Scan: [cond, body] */
+    GM_CTRL_PARTITIONED_CALL /* PartitionedCall, StatefulPartitionedCall: [f] */
+} gm_ctrl_kind;
+
+typedef struct gm_op_info {
+    const char *type;
+    uint32_t flags;
+    gm_ctrl_kind ctrl;
+    int8_t n_subgraphs; /* control flow: subgraphs it must own; -1 = one or more */
+    const char *const *input_names;  /* default IR input names, NULL-terminated, or NULL */
+    const char *const *output_names; /* default IR output names, NULL-terminated, or NULL */
+} gm_op_info;
+
+/* The entry for a type; unknown types get an entry with no flags (an ordinary compute op). */
+const gm_op_info *gm_op_lookup(const char *type);
+
+/* Does node n have this class/behaviour? Flags that GE lets an attribute decide (`reference`,
+ * `_input_mutable`) read the node attribute first, then the table. */
+bool gm_node_is(const gm_node *n, gm_op_flag flag);
+gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
+const char *gm_ctrl_kind_name(gm_ctrl_kind k);
+
+/* The table itself, sorted by type (for tests and `graphmem help ops`). */
+size_t gm_op_table_size(void);
+const gm_op_info *gm_op_table_at(size_t i);
+
+#endif

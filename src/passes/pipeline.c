@@ -1,0 +1,98 @@
+/*
+ * pipeline.c — the pass registry and GE's pass order. Each pass is one file in src/passes or
+ * src/conflict named after GE's pass; this table is the only place that lists them.
+ */
+#include <string.h>
+
+#include "graphmem/passes.h"
+
+typedef gm_status (*gm_pass_fn)(gm_model *m, gm_pass_report *report, gm_error *err);
+
+static const struct {
+    gm_pass_id id;
+    const char *name;
+    gm_pass_fn run; /* NULL: not part of this version yet */
+} k_passes[GM_PASS_COUNT] = {
+    {GM_PASS_LINT, "lint", NULL},
+    {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", NULL},
+    {GM_PASS_SUBGRAPH, "subgraph", NULL},
+    {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", NULL},
+    {GM_PASS_ATOMIC_ADDR_CLEAN, "atomic_addr_clean", NULL},
+    {GM_PASS_HCCL_CONTINUOUS_MEMCPY, "hccl_continuous_memcpy", NULL},
+    {GM_PASS_MEMCPY_ADDR_ASYNC, "memcpy_addr_async", NULL},
+    {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", NULL},
+    {GM_PASS_RW_CONFLICT, "rw_conflict", NULL},
+    {GM_PASS_LAYOUT_CONFLICT, "layout_conflict", NULL},
+    {GM_PASS_INPLACE, "inplace", NULL},
+    {GM_PASS_SET_IO_OFFSET, "set_io_offset", NULL},
+};
+
+const char *gm_pass_name(gm_pass_id id)
+{
+    return (unsigned)id < GM_PASS_COUNT ? k_passes[id].name : "?";
+}
+
+bool gm_pass_from_name(const char *name, gm_pass_id *out)
+{
+    for (int i = 0; i < GM_PASS_COUNT; i++) {
+        if (strcmp(k_passes[i].name, name) == 0) {
+            *out = k_passes[i].id;
+            return true;
+        }
+    }
+    return false;
+}
+
+gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err)
+{
+    if (strcmp(list, "all") == 0) {
+        *out = GM_PASS_SET_ALL;
+        return GM_OK;
+    }
+    if (strcmp(list, "none") == 0) {
+        *out = GM_PASS_SET_NONE;
+        return GM_OK;
+    }
+    gm_pass_set set = 0;
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        gm_pass_id id;
+        if (len == 0 || len >= sizeof name) {
+            return gm_error_set(err, GM_ERR_USAGE, "--passes '%s': empty or overlong pass name", list);
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (!gm_pass_from_name(name, &id)) {
+            return gm_error_set(err, GM_ERR_USAGE,
+                                "--passes: unknown pass '%s' (known: all, none, hccl_memcpy, "
+                                "hccl_continuous_memcpy, subgraph, inplace_support_check, "
+                                "atomic_addr_clean, memcpy_addr_async, mark_same_addr, rw_conflict, "
+                                "layout_conflict, inplace, set_io_offset, lint)",
+                                name);
+        }
+        set |= 1u << id;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    *out = set;
+    return GM_OK;
+}
+
+gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
+                        gm_pass_set *available, gm_error *err)
+{
+    gm_pass_set avail = 0;
+    memset(report, 0, sizeof *report);
+    for (int i = 0; i < GM_PASS_COUNT; i++) {
+        if (k_passes[i].run) avail |= 1u << i;
+        if (!(set & (1u << i)) || !k_passes[i].run) continue;
+        gm_status st = k_passes[i].run(m, report, err);
+        if (st != GM_OK) return st;
+        report->ran[i] = 1;
+    }
+    if (available) *available = avail;
+    return gm_model_toposort(m, err);
+}

@@ -1,0 +1,91 @@
+/* strmap.c — linear-probing string map with tombstones; grows at 1/2 load (live + deleted). */
+#include "util/strmap.h"
+
+#include <string.h>
+
+#include "util/alloc.h"
+
+static const char tomb_key[1];
+#define GM_STRMAP_TOMB (tomb_key)
+
+uint64_t gm_hash_str(const char *s)
+{
+    /* FNV-1a, 64-bit: short keys, good enough spread, deterministic across runs. */
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static gm_strmap_entry *find_slot(const gm_strmap *m, const char *key, uint64_t h)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        gm_strmap_entry *e = &m->slots[i];
+        if (!e->key) return e;
+        if (e->key != GM_STRMAP_TOMB && e->hash == h && strcmp(e->key, key) == 0) return e;
+    }
+}
+
+void *gm_strmap_get(const gm_strmap *m, const char *key)
+{
+    if (!m->cap) return NULL;
+    gm_strmap_entry *e = find_slot(m, key, gm_hash_str(key));
+    return e->key ? e->value : NULL;
+}
+
+static int rehash(gm_strmap *m, size_t ncap)
+{
+    gm_strmap_entry *old = m->slots;
+    size_t ocap = m->cap;
+    gm_strmap_entry *ns = gm_calloc(ncap, sizeof *ns);
+    if (!ns) return -1;
+    m->slots = ns;
+    m->cap = ncap;
+    m->used = m->count;
+    for (size_t i = 0; i < ocap; i++) {
+        if (old[i].key && old[i].key != GM_STRMAP_TOMB) *find_slot(m, old[i].key, old[i].hash) = old[i];
+    }
+    gm_free(old);
+    return 0;
+}
+
+int gm_strmap_put(gm_strmap *m, const char *key, void *value)
+{
+    if ((m->used + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap : 16;
+        while ((m->count + 1) * 2 > ncap) ncap *= 2;
+        if (ncap == m->cap) ncap *= 2; /* many tombstones: same size would not do, grow */
+        if (rehash(m, ncap)) return -1;
+    }
+    uint64_t h = gm_hash_str(key);
+    gm_strmap_entry *e = find_slot(m, key, h);
+    if (!e->key) {
+        m->count++;
+        m->used++;
+    }
+    e->key = key;
+    e->hash = h;
+    e->value = value;
+    return 0;
+}
+
+void *gm_strmap_del(gm_strmap *m, const char *key)
+{
+    if (!m->cap) return NULL;
+    gm_strmap_entry *e = find_slot(m, key, gm_hash_str(key));
+    if (!e->key) return NULL;
+    void *v = e->value;
+    e->key = GM_STRMAP_TOMB;
+    e->value = NULL;
+    m->count--;
+    return v;
+}
+
+void gm_strmap_free(gm_strmap *m)
+{
+    gm_free(m->slots);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,33 @@
+/*
+ * strmap.h — an open-addressing hash map from string keys to pointers. Keys are borrowed
+ * (the caller keeps them alive, typically the node's own name). Used for name lookups, so
+ * that resolving a million-node graph stays linear.
+ */
+#ifndef GM_STRMAP_H
+#define GM_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gm_strmap_entry {
+    const char *key; /* NULL = empty; GM_STRMAP_TOMB = deleted */
+    void *value;
+    uint64_t hash;
+} gm_strmap_entry;
+
+typedef struct gm_strmap {
+    gm_strmap_entry *slots;
+    size_t cap;   /* power of two, or 0 */
+    size_t count; /* live keys */
+    size_t used;  /* live + tombstones */
+} gm_strmap;
+
+uint64_t gm_hash_str(const char *s);
+void *gm_strmap_get(const gm_strmap *m, const char *key);
+/* Inserts or replaces. Returns 0, or -1 when out of memory. */
+int gm_strmap_put(gm_strmap *m, const char *key, void *value);
+/* Removes key; returns its value or NULL. */
+void *gm_strmap_del(gm_strmap *m, const char *key);
+void gm_strmap_free(gm_strmap *m);
+
+#endif

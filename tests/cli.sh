@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# cli.sh — the graphmem command end to end: output, exit codes (0 ok, 1 problem, 2 bad
+# usage/input), and that a failed command never damages the user's files.
+# usage: cli.sh PATH/TO/graphmem SOURCE_DIR
+set -u
+GM=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0 passes=0
+
+# expect CODE "description" command... : runs it, keeps stdout/stderr in $TMP/out, $TMP/err
+expect() {
+  local want=$1 what=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"
+    sed 's/^/  stdout: /' "$TMP/out" | head -5
+    sed 's/^/  stderr: /' "$TMP/err" | head -5
+    fails=$((fails + 1))
+    return 1
+  fi
+  passes=$((passes + 1))
+}
+
+# has FILE "text" "description"
+has() {
+  if grep -q -F -- "$2" "$1"; then passes=$((passes + 1)); else
+    echo "FAIL: $3: '$2' not in $(basename "$1"):"
+    sed 's/^/  | /' "$1" | head -8
+    fails=$((fails + 1))
+  fi
+}
+
+expect 0 "version" "$GM" --version && has "$TMP/out" "graphmem 0." "version text"
+expect 0 "help" "$GM" help && has "$TMP/out" "graphmem plan" "help lists plan"
+expect 0 "help plan" "$GM" help plan && has "$TMP/out" "--passes LIST" "plan help lists options"
+expect 0 "plan --help" "$GM" plan --help && has "$TMP/out" "--dump-graph" "plan --help"
+expect 2 "no command" "$GM"
+expect 2 "unknown command" "$GM" frobnicate && has "$TMP/err" "unknown command 'frobnicate'" "names the command"
+
+# The embedded example.
+expect 0 "plan embedded" "$GM" plan
+has "$TMP/out" "train_step (<embedded example>)" "summary names the model"
+has "$TMP/out" "nodes before / after" "summary: nodes"
+has "$TMP/out" "graphs                     5 (4 subgraphs)" "summary: graphs"
+has "$TMP/out" "inserted nodes" "summary: inserted"
+has "$TMP/out" "lint warnings" "summary: lint"
+has "$TMP/out" "bytes by memory type" "summary: memory types"
+has "$TMP/out" "streams, edges             2," "summary: two streams"
+expect 0 "plan --json" "$GM" plan --json && has "$TMP/out" '"model":	"train_step"' "json summary"
+expect 0 "plan -q" "$GM" plan -q
+[ -s "$TMP/out" ] && { echo "FAIL: -q printed output"; fails=$((fails + 1)); }
+expect 0 "plan --passes none" "$GM" plan --passes none
+expect 0 "plan --passes list" "$GM" plan --passes hccl_memcpy,rw_conflict,lint --option ge.featureBaseRefreshable=1
+
+# Usage errors: exit 2, and the message names what is wrong.
+expect 2 "unknown pass" "$GM" plan --passes rw_conflict,bogus && has "$TMP/err" "unknown pass 'bogus'" "names the pass"
+expect 2 "unknown option" "$GM" plan --frobnicate && has "$TMP/err" "unknown option '--frobnicate'" "names the option"
+expect 2 "option without value" "$GM" plan --passes
+expect 2 "bad GE option" "$GM" plan --option featureBaseRefreshable=1 && has "$TMP/err" "start with 'ge.'" "GE keys"
+expect 2 "bad align" "$GM" plan --align 300 && has "$TMP/err" "power of two" "align"
+expect 2 "bad threads" "$GM" plan --threads 0
+expect 2 "unknown strategy" "$GM" plan --strategy nope && has "$TMP/err" "unknown strategy 'nope'" "strategy"
+expect 2 "check needs a model" "$GM" check
+expect 2 "too many arguments" "$GM" info a b c
+
+# Models from files.
+EX="$SRC/examples/train_step.json"
+expect 0 "info" "$GM" info "$EX" && has "$TMP/out" "graphs            5" "info graphs"
+has "$TMP/out" "refine_body" "info lists subgraphs"
+expect 0 "check file" "$GM" check "$EX"
+expect 2 "missing file" "$GM" plan "$TMP/missing.json" && has "$TMP/err" "missing.json" "names the file"
+printf '{"graphmem": 1, "graphs": [ {"name": "root", "nodes": [ {"name": "a", "type": "Relu", "inputs": ["b:0"]} ] } ] }' >"$TMP/bad.json"
+expect 2 "bad model" "$GM" plan "$TMP/bad.json"
+has "$TMP/err" "bad.json: graph 'root': node 'a': input 0 names unknown node 'b'" "error names file and place"
+printf '{"graphmem": 1, "graphs": [' >"$TMP/trunc.json"
+expect 2 "truncated model" "$GM" info "$TMP/trunc.json" && has "$TMP/err" "trunc.json:1:" "line:column"
+
+# convert: a round trip is stable, and a failure leaves the target untouched.
+expect 0 "convert" "$GM" convert "$EX" "$TMP/a.json"
+expect 0 "convert again" "$GM" convert "$TMP/a.json" "$TMP/b.json"
+if cmp -s "$TMP/a.json" "$TMP/b.json"; then passes=$((passes + 1)); else
+  echo "FAIL: convert is not stable"; fails=$((fails + 1)); fi
+echo "keep me" >"$TMP/keep.json"
+expect 2 "convert bad input" "$GM" convert "$TMP/bad.json" "$TMP/keep.json"
+if [ "$(cat "$TMP/keep.json")" = "keep me" ]; then passes=$((passes + 1)); else
+  echo "FAIL: a failed convert damaged the output file"; fails=$((fails + 1)); fi
+expect 2 "convert unknown extension" "$GM" convert "$EX" "$TMP/out.xyz" && has "$TMP/err" "--to" "suggests --to"
+expect 0 "convert --to" "$GM" convert "$EX" "$TMP/out.xyz" --to json
+expect 0 "dump graph" "$GM" plan "$EX" --dump-graph "$TMP/d.json" -q
+expect 0 "dumped graph reads" "$GM" info "$TMP/d.json"
+
+# Real models that nobody here wrote.
+SHARED="$SRC/../shared/data/models"
+if [ -d "$SHARED" ]; then
+  for f in "$SHARED"/*.graphmem.json; do
+    expect 0 "plan $(basename "$f")" "$GM" plan "$f" -q
+  done
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" = 0 ]
