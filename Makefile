@@ -5,7 +5,8 @@
 #   make test   build with ASan + UBSan into build/asan and run every test (CTest)
 #   make bench  build and run the load benchmark (see BENCHMARKS.md)
 
-DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev
+DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
+            libprotobuf-c-dev protobuf-c-compiler libonnx-dev
 BUILD    := build
 ASAN     := build/asan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)

@@ -52,7 +52,7 @@ enum {
     WHILE_ONE_IN = 12 /* about one block in 12 (seeded) gets a While */
 };
 
-/* Node counts of the pieces; gen_check() compares them with what was written. */
+/* Node counts of the pieces; main() checks the total against what was written. */
 enum {
     HEAD_NODES = 9,
     BLOCK_FWD_NODES = 37, /* 10 Variables + 27 ops */
@@ -900,6 +900,18 @@ static void emit_if_branches(gen *g, long b)
     graph_end(g);
 }
 
+/* The two loop variables every cond and body graph reads: x (activations) and i (counter). */
+static void emit_loop_vars(gen *g, const char *gname, shape act)
+{
+    for (int i = 0; i < 2; i++) {
+        node_begin(g, "Data", "%s/%s", gname, i ? "i" : "x");
+        node_attr(g, "index", "%d", i);
+        node_attr(g, "_parent_node_index", "%d", i);
+        node_out(g, i ? "int32" : "float16", i ? SCALAR : act);
+        node_end(g);
+    }
+}
+
 static void emit_while_graphs(gen *g, long b)
 {
     char gname[64], parent[64];
@@ -910,13 +922,7 @@ static void emit_while_graphs(gen *g, long b)
      * is not one of the While's outputs, so it carries no _parent_node_index. */
     snprintf(gname, sizeof gname, "b%ld/cond", b);
     graph_begin(g, gname, parent, NULL);
-    for (int i = 0; i < 2; i++) {
-        node_begin(g, "Data", "%s/%s", gname, i ? "i" : "x");
-        node_attr(g, "index", "%d", i);
-        node_attr(g, "_parent_node_index", "%d", i);
-        node_out(g, i ? "int32" : "float16", i ? SCALAR : act);
-        node_end(g);
-    }
+    emit_loop_vars(g, gname, act);
     node_begin(g, "Const", "%s/limit", gname);
     node_attr(g, "value", "3");
     node_out(g, "int32", SCALAR);
@@ -934,13 +940,7 @@ static void emit_while_graphs(gen *g, long b)
     /* body: x + tanh(x), i + 1; outputs map back to the loop variables in order */
     snprintf(gname, sizeof gname, "b%ld/body", b);
     graph_begin(g, gname, parent, NULL);
-    for (int i = 0; i < 2; i++) {
-        node_begin(g, "Data", "%s/%s", gname, i ? "i" : "x");
-        node_attr(g, "index", "%d", i);
-        node_attr(g, "_parent_node_index", "%d", i);
-        node_out(g, i ? "int32" : "float16", i ? SCALAR : act);
-        node_end(g);
-    }
+    emit_loop_vars(g, gname, act);
     node_begin(g, "Const", "%s/one", gname);
     node_attr(g, "value", "1");
     node_out(g, "int32", SCALAR);

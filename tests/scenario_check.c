@@ -626,12 +626,19 @@ static void scn_evaluate(scn_ctx *c, const cJSON *ex, const scn_orig *o, const g
         } else if (!strcmp(k, "skip_rw_conflict")) {
             scn_expect_skip_rw(c, m, e);
         } else if (!strcmp(k, "lint")) {
-            /* The pass report carries a count only; the codes are compared once it has them. */
+            /* The codes reported, in order, must be exactly the ones listed. */
             size_t want = (size_t)cJSON_GetArraySize(e);
-            if (want != rep->lint_warnings)
-                scn_fail(c, "expect.lint: wanted %zu warning(s); the run reported %zu "
-                            "(only counts are compared: the pass report has no codes)",
-                         want, rep->lint_warnings);
+            bool same = want == rep->n_warnings;
+            for (size_t i = 0; same && i < want; i++)
+                same = !strcmp(cJSON_GetArrayItem(e, (int)i)->valuestring, rep->warnings[i].code);
+            if (!same) {
+                scn_buf b = {0};
+                for (size_t i = 0; i < rep->n_warnings; i++)
+                    scn_buf_printf(&b, "%s%s (%s)", i ? ", " : "", rep->warnings[i].code, rep->warnings[i].message);
+                scn_fail(c, "expect.lint: wanted %zu warning(s); the run reported %zu%s%s", want, rep->n_warnings,
+                         rep->n_warnings ? ": " : "", scn_buf_str(&b));
+                scn_buf_free(&b);
+            }
         } else if (!strcmp(k, "same_offset") || !strcmp(k, "follows")) {
             scn_fail(c, "expect.%s: plan facts need the memory planner (not built yet)", k);
         }
@@ -769,6 +776,7 @@ static size_t scn_check_text(const char *file, const char *text, size_t len, scn
         scn_buf_printf(out, "  note: passes not implemented yet: %s\n", missing);
 
     scn_orig_free(&orig);
+    gm_pass_report_free(&rep);
     gm_model_free(m);
     cJSON_Delete(root);
     return c.failures;

@@ -43,6 +43,18 @@ gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, cons
 /* The JSON reader (spec/graph-format.md). */
 gm_status gm_model_read_json(const char *text, size_t len, const char *source, gm_model **out,
                              gm_error *err);
+/* The ONNX reader (src/io/onnx_read.c): ModelProto bytes; If/Loop/Scan bodies become
+ * subgraphs; external data is never loaded. `dims` fixes symbolic dims by name
+ * ("batch=1"), NULL-terminated, or NULL. */
+gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, const char *const *dims,
+                             gm_model **out, gm_error *err);
+/* The GE text-dump reader (src/io/ge_read.c): text-format ge.proto.ModelDef. */
+gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source, gm_model **out,
+                                gm_error *err);
+/* Writers: *data is malloc'ed. */
+gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_error *err);
+gm_status gm_model_write_ge_text(const gm_model *m, char **text, size_t *len, gm_error *err);
+
 /* The embedded example of spec/cli.md (examples/train_step.json compiled in). */
 gm_status gm_model_read_embedded_example(gm_model **out, gm_error *err);
 /* Source name used for the embedded example in messages. */

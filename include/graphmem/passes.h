@@ -39,12 +39,33 @@ bool gm_pass_from_name(const char *name, gm_pass_id *out);
 /* "all", "none" or a comma list of pass names; an unknown name is GM_ERR_USAGE naming it. */
 gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err);
 
-/* What a run of the passes did. */
+/* One node a pass inserted, and why (the plan's "inserted" list, spec/plan-format.md). */
+typedef struct gm_inserted_node {
+    char *node, *type, *graph;
+    gm_pass_id pass;
+    char *anchor_node;   /* the node it was inserted before (an input) or after (an output) */
+    bool before;
+    int32_t index;       /* that input's or output's index; -1 for a multi-anchor node */
+    char *reason;        /* e.g. "[CONTINUOUS_INPUT, CONTINUOUS_INPUT]" or "Writeable -> ScopeWriteable" */
+} gm_inserted_node;
+
+typedef struct gm_lint_warning {
+    char code[8];        /* "W18888" */
+    char *message;
+} gm_lint_warning;
+
+/* What a run of the passes did. Free with gm_pass_report_free. */
 typedef struct gm_pass_report {
     size_t inserted[GM_PASS_COUNT];   /* nodes inserted, by pass */
     size_t ran[GM_PASS_COUNT];        /* 1 when the pass ran */
     size_t lint_warnings;
+    gm_inserted_node *nodes;          /* every inserted node, in insertion order */
+    size_t n_nodes, cap_nodes;
+    gm_lint_warning *warnings;
+    size_t n_warnings, cap_warnings;
 } gm_pass_report;
+
+void gm_pass_report_free(gm_pass_report *r);
 
 /* Runs the passes of `set` that this version implements, in GE's order; *available receives
  * the set of implemented passes. The model is re-sorted after the passes. */

@@ -157,6 +157,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
     gm_status st = gm_passes_run(m, o->passes, &r.report, &r.available, &err);
     if (st == GM_OK && o->dump_graph) st = gm_model_write_file(m, o->dump_graph, GM_FORMAT_UNKNOWN, &err);
     if (st != GM_OK) {
+        gm_pass_report_free(&r.report);
         gm_model_free(m);
         return gm_cli_fail(&err);
     }
@@ -167,6 +168,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
     if (o->json) rc = print_json(o, &r);
     else if (o->verbosity >= 0) print_text(o, &r);
     if (rc == 0 && o->strict && r.report.lint_warnings) rc = 1;
+    gm_pass_report_free(&r.report);
     gm_model_free(m);
     return rc;
 }

@@ -81,7 +81,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     }
     const char *v = take_value(arg, argc, argv, i);
     if (!v) return gm_error_set(err, GM_ERR_USAGE, "%s: option %s needs a value", o->cmd, name);
-    long x;
+    long x = 0;
     gm_status st = GM_OK;
     if (!strcmp(name, "-o") || !strcmp(name, "--output")) o->output = v;
     else if (!strcmp(name, "--dump-graph")) o->dump_graph = v;

@@ -151,14 +151,17 @@ static gm_status resolve_control_inputs(gm_node *n, gm_error *err)
 
 /* ---- node contents ---- */
 
-static gm_status check_attr_kinds(const gm_node *n, const gm_attr *list, const char *where, gm_error *err)
+/* what/idx name the desc an attribute list belongs to ("output", 0); what NULL = the node. */
+static gm_status check_attr_kinds(const gm_node *n, const gm_attr *list, const char *what, uint32_t idx,
+                                  gm_error *err)
 {
     for (const gm_attr *a = list; a; a = a->next) {
         gm_attr_kind want;
-        if (gm_attr_known_kind(a->name, &want) && want != a->kind) {
-            return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %sattribute '%s' has the wrong kind: expected %s, found %s",
-                                PLACE(n), where, a->name, gm_attr_kind_name(want), gm_attr_kind_name(a->kind));
-        }
+        if (!gm_attr_known_kind(a->name, &want) || want == a->kind) continue;
+        char where[48] = "";
+        if (what) snprintf(where, sizeof where, "%s %u: ", what, idx);
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %sattribute '%s' has the wrong kind: expected %s, found %s",
+                            PLACE(n), where, a->name, gm_attr_kind_name(want), gm_attr_kind_name(a->kind));
     }
     return GM_OK;
 }
@@ -184,9 +187,7 @@ static gm_status check_desc(const gm_node *n, const gm_tensor_desc *d, const cha
         return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: unknown memory type %d", PLACE(n), what, idx,
                             (int)d->mem_type);
     }
-    char where[48];
-    snprintf(where, sizeof where, "%s %u: ", what, idx);
-    return check_attr_kinds(n, d->attrs, where, err);
+    return check_attr_kinds(n, d->attrs, what, idx, err);
 }
 
 /* Subgraph Data nodes read their parent's input _parent_node_index; subgraph NetOutput
@@ -229,7 +230,7 @@ static gm_status check_node(const gm_node *n, gm_error *err)
         return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": stream %lld (streams are >= 0, -1 unassigned)", PLACE(n),
                             (long long)n->stream);
     }
-    if ((st = check_attr_kinds(n, n->attrs, "", err)) != GM_OK) return st;
+    if ((st = check_attr_kinds(n, n->attrs, NULL, 0, err)) != GM_OK) return st;
     for (uint32_t i = 0; i < n->n_in; i++) {
         if ((st = check_desc(n, &n->in_desc[i], "input", i, err)) != GM_OK) return st;
     }

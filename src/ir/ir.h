@@ -74,7 +74,7 @@ typedef struct gm_node_vec {
 
 struct gm_node {
     char *name;
-    char *type;
+    const char *type;            /* interned in model->types: few distinct types, many nodes */
     struct gm_graph *graph;
     const struct gm_op_info *op; /* from the op table, by type */
     int64_t stream;
@@ -123,6 +123,7 @@ struct gm_model {
     size_t n_graphs, cap_graphs;
     gm_strmap node_by_name;
     gm_strmap graph_by_name;
+    gm_strmap types;             /* interned op type strings (owned) */
     gm_node_vec order;           /* GetAllNodes order; valid when sorted */
     bool resolved;               /* builder names resolved */
 };

@@ -111,7 +111,6 @@ void gm_node_free(gm_node *n)
     gm_free(n->sub);
     gm_attr_list_free(n->attrs);
     gm_free(n->name);
-    gm_free(n->type);
     gm_free(n);
 }
 
@@ -137,6 +136,11 @@ void gm_model_free(gm_model *m)
     gm_free(m->options);
     gm_strmap_free(&m->node_by_name);
     gm_strmap_free(&m->graph_by_name);
+    for (size_t i = 0; i < m->types.cap; i++) {
+        const gm_strmap_entry *e = &m->types.slots[i];
+        if (e->key) gm_free(e->value); /* types are never deleted: no tombstones */
+    }
+    gm_strmap_free(&m->types);
     gm_node_vec_free(&m->order);
     gm_free(m->name);
     gm_free(m->source);
@@ -253,13 +257,26 @@ gm_attr **gm_graph_attrs(gm_graph *g) { return &g->attrs; }
 
 /* ---- node ---- */
 
+/* The model's one copy of an op type string. */
+static const char *intern_type(gm_model *m, const char *type)
+{
+    char *t = gm_strmap_get(&m->types, type);
+    if (t) return t;
+    if (!(t = gm_strdup(type))) return NULL;
+    if (gm_strmap_put(&m->types, t, t)) {
+        gm_free(t);
+        return NULL;
+    }
+    return t;
+}
+
 /* A node not yet in any list; the caller places it. */
 static gm_node *node_new(gm_graph *g, const char *name, const char *type)
 {
     gm_node *n = gm_calloc(1, sizeof *n);
     if (!n) return NULL;
     n->name = gm_strdup(name);
-    n->type = gm_strdup(type);
+    n->type = intern_type(g->model, type);
     if (!n->name || !n->type) {
         gm_node_free(n);
         return NULL;
@@ -325,7 +342,7 @@ gm_status gm_ir_node_push_input(gm_node *n)
 {
     size_t need = (size_t)n->n_in + 1;
     if (need > n->cap_in) {
-        size_t cap = n->cap_in ? (size_t)n->cap_in * 2 : 2;
+        size_t cap = n->cap_in ? (size_t)n->cap_in * 2 : 1;
         gm_in_slot *in = gm_realloc(n->in, cap * sizeof *in);
         if (!in) return GM_ERR_NOMEM;
         n->in = in;
@@ -419,9 +436,14 @@ gm_graph *gm_node_subgraph(const gm_node *n, size_t i) { return i < n->n_sub ? n
 
 gm_tensor_desc *gm_node_add_output(gm_node *n)
 {
-    size_t cap = n->cap_out;
-    if (gm_grow((void **)&n->out, sizeof *n->out, (size_t)n->n_out + 1, &cap)) return NULL;
-    n->cap_out = (uint32_t)cap;
+    if (n->n_out == n->cap_out) {
+        /* Most nodes have one output: start at one, then double. */
+        size_t cap = n->cap_out ? (size_t)n->cap_out * 2 : 1;
+        gm_out_slot *o = gm_realloc(n->out, cap * sizeof *o);
+        if (!o) return NULL;
+        n->out = o;
+        n->cap_out = (uint32_t)cap;
+    }
     gm_out_slot *o = &n->out[n->n_out++];
     memset(o, 0, sizeof *o);
     gm_desc_init(&o->desc);

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "graphmem/passes.h"
+#include "passes/pass_util.h"
 
-typedef gm_status (*gm_pass_fn)(gm_model *m, gm_pass_report *report, gm_error *err);
+typedef gm_status (*gm_pass_fn)(gm_pass_ctx *c);
 
 static const struct {
     gm_pass_id id;
@@ -89,7 +90,8 @@ gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
     for (int i = 0; i < GM_PASS_COUNT; i++) {
         if (k_passes[i].run) avail |= 1u << i;
         if (!(set & (1u << i)) || !k_passes[i].run) continue;
-        gm_status st = k_passes[i].run(m, report, err);
+        gm_pass_ctx c = {m, report, k_passes[i].id, err};
+        gm_status st = k_passes[i].run(&c);
         if (st != GM_OK) return st;
         report->ran[i] = 1;
     }

@@ -1,0 +1,327 @@
+/*
+ * symbols.c — GE's symbol table (reference §2.2).
+ *
+ * Anchors are numbered densely: node t's outputs from out_base[t], its inputs from in_base[t]
+ * (t = topological id). Each symbol keeps its anchors as a linked list (head, tail, next[]) in
+ * the order they joined; a union re-points the smaller list's anchors and appends it to the
+ * larger, so every anchor moves O(log n) times: near-linear overall.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ref.h"
+#include "analysis/symbols.h"
+#include "ir/ir.h"
+#include "ops/op_table.h"
+#include "util/alloc.h"
+
+typedef struct sym {
+    int32_t head, tail, size;
+    int32_t name_anchor; /* the anchor that created it names it */
+    bool dead;           /* absorbed by a union */
+} sym;
+
+struct gm_symbols {
+    const gm_model *m;
+    uint32_t *out_base, *in_base; /* by topo id */
+    uint32_t *anchor_node;        /* anchor -> topo id */
+    uint32_t *anchor_index;       /* anchor -> index << 1 | out */
+    int32_t *sym_of, *next;       /* by anchor */
+    uint32_t n_anchors;
+    sym *syms;
+    size_t n_syms, cap_syms;
+    int32_t *sorted; /* live symbols by name */
+    size_t n_sorted;
+};
+
+static uint32_t anchor_id(const gm_symbols *s, const gm_node *n, bool out, uint32_t index)
+{
+    return (out ? s->out_base : s->in_base)[n->topo_id] + index;
+}
+
+gm_anchor gm_symbols_anchor(const gm_symbols *s, int32_t a)
+{
+    gm_anchor x = {gm_model_node_at(s->m, s->anchor_node[a]), s->anchor_index[a] >> 1, (s->anchor_index[a] & 1) != 0};
+    return x;
+}
+
+/* ---- building ---- */
+
+static int32_t new_symbol(gm_symbols *s, uint32_t a)
+{
+    if (gm_grow((void **)&s->syms, sizeof *s->syms, s->n_syms + 1, &s->cap_syms)) return -1;
+    int32_t id = (int32_t)s->n_syms++;
+    s->syms[id] = (sym){(int32_t)a, (int32_t)a, 1, (int32_t)a, false};
+    s->sym_of[a] = id;
+    s->next[a] = -1;
+    return id;
+}
+
+static void append_anchor(gm_symbols *s, int32_t id, uint32_t a)
+{
+    sym *y = &s->syms[id];
+    s->next[y->tail] = (int32_t)a;
+    s->next[a] = -1;
+    y->tail = (int32_t)a;
+    y->size++;
+    s->sym_of[a] = id;
+}
+
+/* GE's UnionSymbolMapping: the larger list absorbs the smaller; on a tie b's symbol survives. */
+static int32_t unite(gm_symbols *s, int32_t a, int32_t b)
+{
+    if (a == b) return a;
+    int32_t keep = s->syms[a].size > s->syms[b].size ? a : b, gone = keep == a ? b : a;
+    sym *k = &s->syms[keep], *g = &s->syms[gone];
+    for (int32_t x = g->head; x >= 0; x = s->next[x]) s->sym_of[x] = keep;
+    s->next[k->tail] = g->head;
+    k->tail = g->tail;
+    k->size += g->size;
+    g->dead = true;
+    g->size = 0;
+    g->head = g->tail = -1;
+    return keep;
+}
+
+/* Joins anchor a to symbol id (creating one when id < 0). */
+static int join(gm_symbols *s, int32_t id, uint32_t a)
+{
+    if (id < 0) return new_symbol(s, a) < 0 ? -1 : 0;
+    append_anchor(s, id, a);
+    return 0;
+}
+
+static int32_t producer_symbol(const gm_symbols *s, const gm_node *n, uint32_t i)
+{
+    const gm_in_slot *slot = &n->in[i];
+    return slot->src ? s->sym_of[anchor_id(s, slot->src, true, (uint32_t)slot->src_index)] : -1;
+}
+
+/* Subgraph NetOutput: an input with _parent_node_index p joins its producer and parent:out p. */
+static int map_subgraph_output(gm_symbols *s, const gm_node *n, uint32_t i)
+{
+    const gm_node *parent = n->graph->parent;
+    const gm_attr *pa = gm_attr_find(n->in_desc[i].attrs, "_parent_node_index");
+    int32_t mine = producer_symbol(s, n, i);
+    if (!pa || pa->kind != GM_ATTR_INT || pa->u.i < 0 || pa->u.i >= (int64_t)parent->n_out)
+        return join(s, mine, anchor_id(s, n, false, i));
+    int32_t theirs = s->sym_of[anchor_id(s, parent, true, (uint32_t)pa->u.i)];
+    int32_t u = mine < 0 ? theirs : theirs < 0 ? mine : unite(s, mine, theirs);
+    return join(s, u, anchor_id(s, n, false, i));
+}
+
+/* Merge / StreamMerge: every connected producer's symbol joins into one, then every input,
+ * and the NextIteration named by _next_iteration_node closes the loop edge. */
+static int map_merge_inputs(gm_symbols *s, const gm_node *n)
+{
+    int32_t u = -1;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        int32_t p = producer_symbol(s, n, i);
+        if (p >= 0) u = u < 0 ? p : unite(s, u, p);
+    }
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        if (join(s, u, anchor_id(s, n, false, i))) return -1;
+        if (u < 0) u = s->sym_of[anchor_id(s, n, false, i)];
+    }
+    const char *ni = gm_attrs_get_string(n->attrs, "_next_iteration_node");
+    const gm_node *nx = ni ? gm_model_find_node(s->m, ni) : NULL;
+    if (nx && nx->n_out > 0 && u >= 0) {
+        uint32_t a = anchor_id(s, nx, true, 0);
+        if (s->sym_of[a] < 0) return join(s, u, a);
+        unite(s, u, s->sym_of[a]);
+    }
+    return 0;
+}
+
+static int map_inputs(gm_symbols *s, const gm_node *n)
+{
+    bool in_subgraph = n->graph->parent != NULL;
+    if (n->op->flags & GM_OP_MERGE) return map_merge_inputs(s, n);
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        int rc = in_subgraph && (n->op->flags & GM_OP_NETOUTPUT)
+                     ? map_subgraph_output(s, n, i)
+                     : join(s, producer_symbol(s, n, i), anchor_id(s, n, false, i));
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* GE's "ref from other": a RefData named by ref_var_src_var_name, or a subgraph RefData
+ * ordered after a subgraph Data by a control edge. */
+static int32_t ref_from_other(const gm_symbols *s, const gm_node *n, uint32_t k)
+{
+    const char *var = gm_attrs_get_string(n->out[k].desc.attrs, "ref_var_src_var_name");
+    if (var) {
+        const gm_node *x = gm_model_find_node(s->m, var);
+        if (x && x->graph == n->graph && !strcmp(x->type, "RefData") && x->n_out > 0)
+            return s->sym_of[anchor_id(s, x, true, 0)];
+    }
+    if (n->graph->parent && (n->op->flags & GM_OP_VAR_LIKE) && (n->op->flags & GM_OP_DATA)) {
+        for (uint32_t i = 0; i < n->ctrl_in.n; i++) {
+            const gm_node *d = n->ctrl_in.v[i];
+            if (gm_subgraph_data_parent_index(d) >= 0 && d->n_out > 0) return s->sym_of[anchor_id(s, d, true, 0)];
+        }
+    }
+    return -1;
+}
+
+static int map_outputs(gm_symbols *s, const gm_node *n)
+{
+    int64_t parent_in = gm_subgraph_data_parent_index(n);
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        uint32_t a = anchor_id(s, n, true, k), in;
+        if (s->sym_of[a] >= 0) continue; /* already joined (a parent output, a NextIteration) */
+        int32_t target = ref_from_other(s, n, k);
+        if (target < 0 && gm_ref_input_of_output(n, k, &in)) {
+            if (parent_in >= 0) {
+                /* Subgraph Data: GE's Data in 0 stands for the parent's input. */
+                const gm_node *p = n->graph->parent;
+                if (parent_in < (int64_t)p->n_in) target = s->sym_of[anchor_id(s, p, false, (uint32_t)parent_in)];
+            } else if (in < n->n_in) {
+                target = s->sym_of[anchor_id(s, n, false, in)];
+            }
+        }
+        if (join(s, target, a)) return -1;
+    }
+    return 0;
+}
+
+typedef struct named {
+    const char *name;
+    int32_t id;
+} named;
+
+static int by_name(const void *pa, const void *pb)
+{
+    return strcmp(((const named *)pa)->name, ((const named *)pb)->name);
+}
+
+/* GE iterates symbols in name order: format each live symbol's name once into one buffer
+ * and sort (formatting inside the comparison would cost a snprintf per comparison). */
+static gm_status sort_symbols(gm_symbols *s, gm_error *err)
+{
+    size_t live = 0, bytes = 0;
+    char buf[512];
+    for (size_t i = 0; i < s->n_syms; i++) {
+        if (s->syms[i].dead) continue;
+        live++;
+        bytes += strlen(gm_symbol_name(s, (int32_t)i, buf, sizeof buf)) + 1;
+    }
+    named *v = gm_malloc((live ? live : 1) * sizeof *v);
+    char *names = gm_malloc(bytes ? bytes : 1);
+    s->sorted = gm_malloc((live ? live : 1) * sizeof *s->sorted);
+    if (!v || !names || !s->sorted) {
+        gm_free(v);
+        gm_free(names);
+        return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
+    }
+    char *p = names;
+    for (size_t i = 0; i < s->n_syms; i++) {
+        if (s->syms[i].dead) continue;
+        size_t len = strlen(gm_symbol_name(s, (int32_t)i, buf, sizeof buf)) + 1;
+        memcpy(p, buf, len);
+        v[s->n_sorted++] = (named){p, (int32_t)i};
+        p += len;
+    }
+    qsort(v, s->n_sorted, sizeof *v, by_name);
+    for (size_t i = 0; i < s->n_sorted; i++) s->sorted[i] = v[i].id;
+    gm_free(v);
+    gm_free(names);
+    return GM_OK;
+}
+
+static gm_status index_anchors(gm_symbols *s, gm_error *err)
+{
+    size_t nn = gm_model_node_count(s->m);
+    uint64_t total = 0;
+    s->out_base = gm_malloc((nn + 1) * sizeof *s->out_base);
+    s->in_base = gm_malloc((nn + 1) * sizeof *s->in_base);
+    if (!s->out_base || !s->in_base) goto oom;
+    for (size_t t = 0; t < nn; t++) {
+        const gm_node *n = gm_model_node_at(s->m, t);
+        s->out_base[t] = (uint32_t)total;
+        s->in_base[t] = (uint32_t)(total + n->n_out);
+        total += (uint64_t)n->n_out + n->n_in;
+        if (total > INT32_MAX) return gm_error_set(err, GM_ERR_INPUT, "%s: too many anchors", s->m->source);
+    }
+    s->n_anchors = (uint32_t)total;
+    size_t na = total ? (size_t)total : 1;
+    s->anchor_node = gm_malloc(na * sizeof *s->anchor_node);
+    s->anchor_index = gm_malloc(na * sizeof *s->anchor_index);
+    s->sym_of = gm_malloc(na * sizeof *s->sym_of);
+    s->next = gm_malloc(na * sizeof *s->next);
+    if (!s->anchor_node || !s->anchor_index || !s->sym_of || !s->next) goto oom;
+    for (size_t t = 0; t < nn; t++) {
+        const gm_node *n = gm_model_node_at(s->m, t);
+        for (uint32_t k = 0; k < n->n_out; k++) {
+            s->anchor_node[s->out_base[t] + k] = (uint32_t)t;
+            s->anchor_index[s->out_base[t] + k] = k << 1 | 1u;
+        }
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            s->anchor_node[s->in_base[t] + i] = (uint32_t)t;
+            s->anchor_index[s->in_base[t] + i] = i << 1;
+        }
+    }
+    memset(s->sym_of, 0xff, na * sizeof *s->sym_of);
+    return GM_OK;
+oom:
+    return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
+}
+
+gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err)
+{
+    *out = NULL;
+    gm_symbols *s = gm_calloc(1, sizeof *s);
+    if (!s) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+    s->m = m;
+    gm_status st = index_anchors(s, err);
+    for (size_t t = 0; st == GM_OK && t < gm_model_node_count(m); t++) {
+        const gm_node *n = gm_model_node_at(m, t);
+        if (map_inputs(s, n) || map_outputs(s, n)) st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
+    }
+    if (st == GM_OK) st = sort_symbols(s, err);
+    if (st != GM_OK) {
+        gm_symbols_free(s);
+        return st;
+    }
+    *out = s;
+    return GM_OK;
+}
+
+void gm_symbols_free(gm_symbols *s)
+{
+    if (!s) return;
+    gm_free(s->out_base);
+    gm_free(s->in_base);
+    gm_free(s->anchor_node);
+    gm_free(s->anchor_index);
+    gm_free(s->sym_of);
+    gm_free(s->next);
+    gm_free(s->syms);
+    gm_free(s->sorted);
+    gm_free(s);
+}
+
+/* ---- queries ---- */
+
+int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_t index)
+{
+    if (n->topo_id < 0 || (size_t)n->topo_id >= gm_model_node_count(s->m) || gm_model_node_at(s->m, (size_t)n->topo_id) != n)
+        return -1;
+    if (index >= (out ? n->n_out : n->n_in)) return -1;
+    return s->sym_of[anchor_id(s, n, out, index)];
+}
+
+size_t gm_symbols_count(const gm_symbols *s) { return s->n_sorted; }
+int32_t gm_symbols_at(const gm_symbols *s, size_t i) { return i < s->n_sorted ? s->sorted[i] : -1; }
+size_t gm_symbol_size(const gm_symbols *s, int32_t id) { return (size_t)s->syms[id].size; }
+int32_t gm_symbol_first(const gm_symbols *s, int32_t id) { return s->syms[id].head; }
+int32_t gm_symbols_next(const gm_symbols *s, int32_t a) { return s->next[a]; }
+
+const char *gm_symbol_name(const gm_symbols *s, int32_t id, char *buf, size_t cap)
+{
+    gm_anchor x = gm_symbols_anchor(s, s->syms[id].name_anchor);
+    snprintf(buf, cap, "%s_%s_%u", x.node->name, x.out ? "out" : "in", x.index);
+    return buf;
+}

@@ -1,0 +1,42 @@
+/*
+ * symbols.h — GE's symbol table (GetRefMapping, reference §2.2): the classes of anchors that
+ * share one address. A producer's output and its consumers' inputs; ref chains through ref ops,
+ * reuse_input and views; subgraph Data and NetOutput joined to their parent's anchors; Merge
+ * inputs; While pass-through. Built in one walk of the model order with union by size
+ * ("larger absorbs smaller"), so it is near-linear.
+ */
+#ifndef GM_SYMBOLS_H
+#define GM_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graphmem/graph.h"
+
+typedef struct gm_symbols gm_symbols;
+
+typedef struct gm_anchor {
+    gm_node *node;
+    uint32_t index;
+    bool out;
+} gm_anchor;
+
+gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err);
+void gm_symbols_free(gm_symbols *s);
+
+/* The symbol of an anchor, -1 when it has none (an unconnected subgraph Data's missing in). */
+int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_t index);
+
+/* Live symbols, in GE's order: sorted by name (GE keeps them in a map keyed by name). */
+size_t gm_symbols_count(const gm_symbols *s);
+int32_t gm_symbols_at(const gm_symbols *s, size_t i);
+
+/* A symbol is named after the anchor that created it: "<node>_out_<i>" / "<node>_in_<i>". */
+const char *gm_symbol_name(const gm_symbols *s, int32_t sym, char *buf, size_t cap);
+size_t gm_symbol_size(const gm_symbols *s, int32_t sym);
+/* Its anchors in list order: first, then next until -1. Anchor ids are opaque. */
+int32_t gm_symbol_first(const gm_symbols *s, int32_t sym);
+int32_t gm_symbols_next(const gm_symbols *s, int32_t anchor);
+gm_anchor gm_symbols_anchor(const gm_symbols *s, int32_t anchor);
+
+#endif
