@@ -305,8 +305,9 @@ gm_node *gm_edit_insert_after(gm_node *src, size_t out_idx, const char *name, co
  * All dsts must be in one graph. */
 gm_node *gm_edit_insert_before_many(gm_node *const *dsts, const size_t *in_idx, size_t k,
                                     const char *name, const char *type, gm_error *err);
-/* Removes n, relinking the producer of its input 0 to every consumer of its output 0 and
- * handing its control predecessors to its successors (data and control) so order is kept.
+/* Removes n, relinking the producer of its input 0 to every consumer of its output 0, handing
+ * its control predecessors to its successors (data and control) and ordering the producer
+ * before its control successors, so every order n implied is kept.
  * Other inputs and outputs must be unconsumed/unconnected (else GM_ERR_INPUT). */
 gm_status gm_edit_isolate_and_remove(gm_node *n, gm_error *err);
 

@@ -64,6 +64,21 @@ static void pass_list(gm_pass_set set, char *buf, size_t cap)
     if (!len) snprintf(buf, cap, "none");
 }
 
+/* `check` lists every insertion and warning: what would change in the graph, and why. */
+static void print_findings(const plan_result *r)
+{
+    const gm_pass_report *rep = &r->report;
+    if (rep->n_nodes) printf("inserted:\n");
+    for (size_t i = 0; i < rep->n_nodes; i++) {
+        const gm_inserted_node *x = &rep->nodes[i];
+        printf("  %-40s %-16s %s %s", x->node, x->type, x->before ? "before" : "after", x->anchor_node);
+        if (x->index >= 0) printf(":%s%d", x->before ? "in" : "out", x->index);
+        printf("  [%s] graph %s%s%s\n", gm_pass_name(x->pass), x->graph, x->reason[0] ? ": " : "", x->reason);
+    }
+    if (rep->n_warnings) printf("warnings:\n");
+    for (size_t i = 0; i < rep->n_warnings; i++) printf("  %s %s\n", rep->warnings[i].code, rep->warnings[i].message);
+}
+
 static void print_text(const gm_cli_opts *o, const plan_result *r)
 {
     const gm_model_stats *s = &r->stats;
@@ -97,6 +112,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
         printf("  %-26s -\n", "strategy");
     }
     printf("  %-26s %.2f ms\n", "time", r->ms);
+    if (!strcmp(o->cmd, "check") || o->verbosity > 0) print_findings(r);
 }
 
 static int print_json(const gm_cli_opts *o, const plan_result *r)
@@ -123,6 +139,26 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
     cJSON_AddNumberToObject(j, "inserted_nodes", (double)total_inserted(&r->report));
     cJSON_AddItemToObject(j, "inserted_by_pass", by_pass);
     cJSON_AddNumberToObject(j, "lint_warnings", (double)r->report.lint_warnings);
+    cJSON *ins = cJSON_AddArrayToObject(j, "inserted"), *warn = cJSON_AddArrayToObject(j, "warnings");
+    for (size_t i = 0; i < r->report.n_nodes; i++) {
+        const gm_inserted_node *x = &r->report.nodes[i];
+        cJSON *e = cJSON_CreateObject(), *at = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "node", x->node);
+        cJSON_AddStringToObject(e, "type", x->type);
+        cJSON_AddStringToObject(e, "graph", x->graph);
+        cJSON_AddStringToObject(e, "pass", gm_pass_name(x->pass));
+        cJSON_AddStringToObject(at, "node", x->anchor_node);
+        if (x->index >= 0) cJSON_AddNumberToObject(at, x->before ? "in" : "out", x->index);
+        cJSON_AddItemToObject(e, x->before ? "before" : "after", at);
+        cJSON_AddStringToObject(e, "reason", x->reason);
+        cJSON_AddItemToArray(ins, e);
+    }
+    for (size_t i = 0; i < r->report.n_warnings; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", r->report.warnings[i].code);
+        cJSON_AddStringToObject(e, "message", r->report.warnings[i].message);
+        cJSON_AddItemToArray(warn, e);
+    }
     cJSON_AddNumberToObject(j, "tensors", (double)s->tensors);
     cJSON_AddNumberToObject(j, "dynamic_tensors", (double)s->dynamic_tensors);
     cJSON_AddNumberToObject(j, "no_reuse_bytes", (double)s->tensor_bytes);

@@ -17,16 +17,6 @@ static gm_status oom_err(const gm_node *n, gm_error *err)
     return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", n->graph->model->source);
 }
 
-/* Position of n in its graph's list, so a new node can be placed beside it. */
-static size_t list_pos(const gm_node *n)
-{
-    const gm_node_vec *v = &n->graph->nodes;
-    for (uint32_t i = 0; i < v->n; i++) {
-        if (v->v[i] == n) return i;
-    }
-    return v->n;
-}
-
 /* Disconnects dst:i from its producer (no-op when unconnected). */
 static void unlink_input(gm_node *dst, uint32_t i)
 {
@@ -63,10 +53,10 @@ gm_status gm_edit_add_input(gm_node *dst, gm_node *src, int32_t src_index)
 }
 
 /* A new node with k inputs and k outputs, outputs described like the producers' outputs. */
-static gm_node *new_copy_node(gm_graph *g, size_t pos, const char *name, const char *type, size_t k,
-                              gm_node *const *srcs, const int32_t *src_idx, int64_t stream, gm_error *err)
+static gm_node *new_copy_node(gm_graph *g, const gm_node *near, int side, const char *name, const char *type,
+                              size_t k, gm_node *const *srcs, const int32_t *src_idx, int64_t stream, gm_error *err)
 {
-    gm_node *n = gm_ir_node_create(g, name, type, pos, err);
+    gm_node *n = gm_ir_node_create(g, name, type, near, side, err);
     if (!n) return NULL;
     n->stream = stream;
     for (size_t j = 0; j < k; j++) {
@@ -80,6 +70,7 @@ static gm_node *new_copy_node(gm_graph *g, size_t pos, const char *name, const c
             return NULL;
         }
         n->in_desc[j].reuse_input = false;
+        n->in_desc[j].reuse_input_index = 0;
     }
     return n;
 }
@@ -119,7 +110,7 @@ gm_node *gm_edit_insert_before_many(gm_node *const *dsts, const size_t *in_idx, 
         sidx[j] = d->in[in_idx[j]].src_index;
     }
     /* Placed just before the first consumer, on its stream: the copy runs where it is read. */
-    n = new_copy_node(dsts[0]->graph, list_pos(dsts[0]), name, type, k, srcs, sidx, dsts[0]->stream, err);
+    n = new_copy_node(dsts[0]->graph, dsts[0], -1, name, type, k, srcs, sidx, dsts[0]->stream, err);
     if (!n) goto out;
     for (size_t j = 0; j < k; j++) {
         if (link_input(n, (uint32_t)j, srcs[j], sidx[j]) != GM_OK ||
@@ -144,7 +135,7 @@ gm_node *gm_edit_insert_after(gm_node *src, size_t out_idx, const char *name, co
     }
     gm_node *const srcs[1] = {src};
     const int32_t sidx[1] = {(int32_t)out_idx};
-    gm_node *n = new_copy_node(src->graph, list_pos(src) + 1, name, type, 1, srcs, sidx, src->stream, err);
+    gm_node *n = new_copy_node(src->graph, src, +1, name, type, 1, srcs, sidx, src->stream, err);
     if (!n) return NULL;
     /* Take the consumer list over first: the new node's own use of src:out must not move. */
     gm_out_slot *o = &src->out[out_idx];
@@ -180,6 +171,10 @@ gm_status gm_edit_isolate_and_remove(gm_node *n, gm_error *err)
     }
     gm_node *src = n->n_in ? n->in[0].src : NULL;
     int32_t sidx = n->n_in ? n->in[0].src_index : 0;
+    /* The producer ran before n, so before n's control successors: keep that order. */
+    for (uint32_t j = 0; src && j < n->ctrl_out.n; j++) {
+        if (n->ctrl_out.v[j] != src && gm_edit_add_control_edge(src, n->ctrl_out.v[j]) != GM_OK) return oom_err(n, err);
+    }
     /* Successors keep their order after n's control predecessors. */
     for (uint32_t p = 0; p < n->ctrl_in.n; p++) {
         gm_node *pred = n->ctrl_in.v[p];

@@ -79,7 +79,9 @@ struct gm_node {
     const struct gm_op_info *op; /* from the op table, by type */
     int64_t stream;
     int64_t topo_id;             /* index into model->order; -1 before sorting */
-    uint32_t given_pos;          /* position in the graph's node list: topo tie-break */
+    uint32_t given_pos;          /* position in the graph's node list (set by each sort) */
+    int64_t order_key;           /* topo tie-break among ready nodes: the given order, with
+                                    inserted nodes keyed next to the node they serve */
     bool dead;                   /* removed by an edit; freed at the next sort */
 
     gm_in_slot *in;
@@ -108,6 +110,7 @@ struct gm_graph {
     struct gm_node *parent;      /* NULL for the root */
     gm_node_vec nodes;           /* given order; topological after sort */
     gm_attr *attrs;
+    int64_t key_lo, key_hi;      /* smallest and largest order_key in use */
 };
 
 typedef struct gm_option {
@@ -144,8 +147,14 @@ gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index);
 bool gm_out_remove_use(gm_out_slot *o, const gm_node *node, int32_t index);
 
 void gm_node_free(gm_node *n);
-/* Creates a node in g at list position pos (checks the name is new in the model). */
-gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size_t pos, gm_error *err);
+/* Creates a node in g (checks the name is new in the model), ordered just before `near`
+ * (side < 0) or just after it (side > 0) among independent nodes; with near NULL, at the
+ * graph's front (side < 0) or end (side > 0). O(1): the list is appended to, and the next
+ * topological sort puts the node in place. */
+gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, const gm_node *near, int side,
+                           gm_error *err);
+/* Gap between consecutive order keys after a sort: room for nodes inserted between them. */
+#define GM_ORDER_KEY_GAP 4096
 /* Appends an unconnected input slot with a default desc. */
 gm_status gm_ir_node_push_input(gm_node *n);
 /* Frees the dead nodes and drops them from their graphs' lists. */

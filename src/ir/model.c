@@ -287,7 +287,20 @@ static gm_node *node_new(gm_graph *g, const char *name, const char *type)
     return n;
 }
 
-gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size_t pos, gm_error *err)
+/* The order key of a node placed beside `near` (see gm_ir_node_create). */
+static int64_t place_key(gm_graph *g, const gm_node *near, int side)
+{
+    int64_t key;
+    if (near) key = side < 0 ? near->order_key - 1 : near->order_key + 1;
+    else if (g->nodes.n == 0) key = 0;
+    else key = side < 0 ? g->key_lo - GM_ORDER_KEY_GAP : g->key_hi + GM_ORDER_KEY_GAP;
+    if (g->nodes.n == 0 || key < g->key_lo) g->key_lo = key;
+    if (g->nodes.n == 0 || key > g->key_hi) g->key_hi = key;
+    return key;
+}
+
+gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, const gm_node *near, int side,
+                           gm_error *err)
 {
     gm_model *m = g->model;
     if (!name || !*name) {
@@ -306,6 +319,7 @@ gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size
         return NULL;
     }
     gm_node *n = node_new(g, name, type);
+    int64_t key = place_key(g, near, side);
     if (!n || gm_node_vec_push(&g->nodes, n) != GM_OK) {
         gm_node_free(n);
         gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
@@ -317,17 +331,14 @@ gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, size
         gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
         return NULL;
     }
-    /* Move it from the end to pos, so inserted nodes sit next to the node they serve. */
-    if (pos < g->nodes.n - 1) {
-        memmove(&g->nodes.v[pos + 1], &g->nodes.v[pos], (g->nodes.n - 1 - pos) * sizeof *g->nodes.v);
-        g->nodes.v[pos] = n;
-    }
+    n->order_key = key;
+    n->given_pos = g->nodes.n - 1;
     return n;
 }
 
 gm_node *gm_graph_add_node(gm_graph *g, const char *name, const char *type, gm_error *err)
 {
-    return gm_ir_node_create(g, name, type, g->nodes.n, err);
+    return gm_ir_node_create(g, name, type, NULL, +1, err);
 }
 
 const char *gm_node_name(const gm_node *n) { return n->name; }

@@ -1,6 +1,7 @@
 /*
  * topo.c — the deterministic topological order. Per graph: Kahn's algorithm taking, among the
- * ready nodes, the one given first (a min-heap on the given position), so independent nodes
+ * ready nodes, the one given first (a min-heap on each node's order key: its position in the
+ * file, or for an inserted node the position of the node it serves), so independent nodes
  * keep the order the file gave them. Over the model: GE's GetAllNodes — each node followed by
  * the nodes of its subgraphs, in the order the node lists them. O((V + E) log V).
  */
@@ -10,19 +11,26 @@
 #include "ir/ir.h"
 #include "util/alloc.h"
 
-/* ---- a binary min-heap of node positions ---- */
+/* ---- a binary min-heap of node positions, ordered by (order_key, position) ---- */
 
 typedef struct heap {
     uint32_t *v;
     size_t n;
+    gm_node *const *nodes; /* the graph's list: positions index it */
 } heap;
+
+static bool before(const heap *h, uint32_t a, uint32_t b)
+{
+    int64_t ka = h->nodes[a]->order_key, kb = h->nodes[b]->order_key;
+    return ka != kb ? ka < kb : a < b;
+}
 
 static void heap_push(heap *h, uint32_t x)
 {
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (h->v[p] <= x) break;
+        if (!before(h, x, h->v[p])) break;
         h->v[i] = h->v[p];
         i = p;
     }
@@ -36,8 +44,8 @@ static uint32_t heap_pop(heap *h)
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
-        if (x <= h->v[c]) break;
+        if (c + 1 < h->n && before(h, h->v[c + 1], h->v[c])) c++;
+        if (!before(h, h->v[c], x)) break;
         h->v[i] = h->v[c];
         i = c;
     }
@@ -99,7 +107,7 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
     uint32_t n = g->nodes.n;
     if (n == 0) return GM_OK;
     uint32_t *indeg = gm_calloc(n, sizeof *indeg);
-    heap h = {gm_malloc((size_t)n * sizeof(uint32_t)), 0};
+    heap h = {gm_malloc((size_t)n * sizeof(uint32_t)), 0, g->nodes.v};
     gm_node **sorted = gm_malloc((size_t)n * sizeof *sorted);
     if (!indeg || !h.v || !sorted) {
         gm_free(indeg);
@@ -137,8 +145,14 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
     if (done < n) {
         st = report_cycle(g, indeg, err);
     } else {
+        /* The sorted order becomes the given order, with room between keys for insertions. */
         memcpy(g->nodes.v, sorted, (size_t)n * sizeof *sorted);
-        for (uint32_t i = 0; i < n; i++) g->nodes.v[i]->given_pos = i;
+        for (uint32_t i = 0; i < n; i++) {
+            g->nodes.v[i]->given_pos = i;
+            g->nodes.v[i]->order_key = (int64_t)i * GM_ORDER_KEY_GAP;
+        }
+        g->key_lo = 0;
+        g->key_hi = (int64_t)(n - 1) * GM_ORDER_KEY_GAP;
     }
     gm_free(indeg);
     gm_free(h.v);

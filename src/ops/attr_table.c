@@ -8,15 +8,18 @@ typedef struct { const char *name; gm_attr_kind kind; } attr_kind_entry;
 
 /* Keep sorted by strcmp order (a test checks). */
 static const attr_kind_entry k_attrs[] = {
-    {"_alloc_fixed_addr", GM_ATTR_BOOL},
+    {"_alloc_fixed_addr", GM_ATTR_STRING},
+    {"_alloc_fixed_addr_index", GM_ATTR_INT},
     {"_batch_label", GM_ATTR_STRING},
     {"_cannot_be_deleted", GM_ATTR_BOOL},
     {"_dynamic_shape_partitioned", GM_ATTR_BOOL},
-    {"_inplace_support_input_index", GM_ATTR_LIST_INT},
+    {"_gm_input_offsets", GM_ATTR_LIST_INT},
+    {"_gm_output_offsets", GM_ATTR_LIST_INT},
+    {"_gm_workspace_bytes", GM_ATTR_LIST_INT},
+    {"_gm_workspace_offsets", GM_ATTR_LIST_INT},
+    {"_inplace_support_input_index", GM_ATTR_INT},
     {"_input_memory_type", GM_ATTR_LIST_INT},
     {"_input_mutable", GM_ATTR_BOOL},
-    {"_is_connected_to_data", GM_ATTR_BOOL},
-    {"_is_connected_to_netoutput", GM_ATTR_BOOL},
     {"_mem_release_first_reuse_first", GM_ATTR_BOOL},
     {"_next_iteration_node", GM_ATTR_STRING},
     {"_no_padding_continuous_input", GM_ATTR_BOOL},
@@ -37,9 +40,12 @@ static const attr_kind_entry k_attrs[] = {
     {"continuous_output", GM_ATTR_BOOL},
     {"index", GM_ATTR_INT},
     {"is_atomic_node", GM_ATTR_BOOL},
+    {"need_gentask_atomic", GM_ATTR_BOOL},
     {"no_need_constant_folding", GM_ATTR_BOOL},
     {"ref_var_src_var_name", GM_ATTR_STRING},
     {"reference", GM_ATTR_BOOL},
+    {"zero_copy_basic_offset", GM_ATTR_LIST_INT},
+    {"zero_copy_relative_offset", GM_ATTR_LIST_INT},
 };
 
 static int cmp_name(const void *key, const void *elem)

@@ -7,11 +7,18 @@
 #define GM_ATTR_TABLE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "graphmem/graph.h"
 
 /* Where an attribute sits: on a node, on a tensor desc, on a graph. */
 typedef enum gm_attr_owner { GM_ATTR_ON_NODE = 1, GM_ATTR_ON_DESC = 2, GM_ATTR_ON_GRAPH = 4 } gm_attr_owner;
+
+/* GE's runtime memory-type numbers (rtMemType) as `_input_memory_type` / `_output_memory_type`
+ * carry them; graphmem's gm_mem_type names the ones planning distinguishes. */
+#define GM_RT_MEMORY_P2P_DDR INT64_C(0x11)
+#define GM_RT_MEMORY_L1 (INT64_C(1) << 16)
+#define GM_RT_MEMORY_UB (INT64_C(1) << 17) /* assumed: GE's on-chip buffer type next to L1 */
 
 /* True when `name` is a known attribute; *kind receives its kind. */
 bool gm_attr_known_kind(const char *name, gm_attr_kind *kind);

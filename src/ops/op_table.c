@@ -20,8 +20,12 @@ enum {
     IDENT = GM_OP_IDENTITY_LIKE,
     MEMCPY = GM_OP_MEMCPY_LIKE,
     SHAPE = GM_OP_SHAPE_ONLY,
-    HCCL = GM_OP_HCCL,
-    HCCL_MUT = GM_OP_HCCL | GM_OP_INPUT_MUTABLE,
+    /* GE asks the HCCL kernel store whether an op refreshes addresses and is atomic; graphmem
+     * has no kernel store, so every collective is taken as unrefreshable, and the reducing
+     * ones (their output accumulates) as atomic. */
+    HCCL = GM_OP_HCCL | GM_OP_HCCL_NO_ADDR_REFRESH,
+    HCCL_MUT = HCCL | GM_OP_INPUT_MUTABLE,
+    HCCL_ATOMIC = GM_OP_HCCL_ATOMIC,
     UNREF = GM_OP_ADDR_UNREFRESHABLE,
     CF = GM_OP_CONTROL_FLOW,
     VIEW = GM_OP_VIEW,
@@ -42,6 +46,7 @@ static const gm_op_info k_ops[] = {
     {"AssignSub", ASSIGN, GM_CTRL_NONE, 0, NAMES("ref", "value"), NAMES("ref")},
     {"AssignSubVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
     {"AssignVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
+    {"AtomicAddrClean", GM_OP_ATOMIC_CLEAN, GM_CTRL_NONE, 0, NULL, NULL},
     {"Case", CF, GM_CTRL_CASE, -1, NULL, NULL},
     {"Const", CONST, GM_CTRL_NONE, 0, NULL, NULL},
     {"ConstPlaceHolder", CONST, GM_CTRL_NONE, 0, NULL, NULL},
@@ -49,28 +54,33 @@ static const gm_op_info k_ops[] = {
     {"Data", DATA, GM_CTRL_NONE, 0, NULL, NULL},
     {"FileConstant", CONST, GM_CTRL_NONE, 0, NULL, NULL},
     {"Flatten", VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"FrameworkOp", GM_OP_FRAMEWORK_OP, GM_CTRL_NONE, 0, NULL, NULL},
     {"HcomAllGather", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
-    {"HcomAllReduce", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomAllReduce", HCCL_MUT | HCCL_ATOMIC, GM_CTRL_NONE, 0, NULL, NULL},
     {"HcomAllToAllV", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
-    {"HcomBroadcast", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomBroadcast", HCCL_MUT | GM_OP_HCCL_BROADCAST, GM_CTRL_NONE, 0, NULL, NULL},
     {"HcomReceive", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
-    {"HcomReduce", HCCL_MUT, GM_CTRL_NONE, 0, NULL, NULL},
-    {"HcomReduceScatter", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomReduce", HCCL_MUT | HCCL_ATOMIC, GM_CTRL_NONE, 0, NULL, NULL},
+    {"HcomReduceScatter", HCCL | HCCL_ATOMIC, GM_CTRL_NONE, 0, NULL, NULL},
     {"HcomSend", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
     {"Identity", IDENT | MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
     {"If", CF, GM_CTRL_IF, 2, NULL, NULL},
     {"LabelSwitchByIndex", UNREF, GM_CTRL_NONE, 0, NULL, NULL},
     {"Loop", CF, GM_CTRL_WHILE, -1, NULL, NULL},
+    {"LoopCond", GM_OP_LOOP_COND, GM_CTRL_NONE, 0, NULL, NULL},
+    {"MemSet", GM_OP_ATOMIC_CLEAN, GM_CTRL_NONE, 0, NULL, NULL},
     {"MemcpyAddrAsync", MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
     {"MemcpyAsync", MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
     {"Merge", GM_OP_MERGE | GM_OP_PASS_THROUGH_0, GM_CTRL_NONE, 0, NULL, NULL},
     {"NetOutput", GM_OP_NETOUTPUT | GM_OP_PASS_THROUGH, GM_CTRL_NONE, 0, NULL, NULL},
     {"NextIteration", GM_OP_NEXT_ITERATION, GM_CTRL_NONE, 0, NULL, NULL},
     {"PartitionedCall", CF, GM_CTRL_PARTITIONED_CALL, -1, NULL, NULL},
+    {"PhonyConcat", GM_OP_PHONY | GM_OP_PHONY_CONCAT, GM_CTRL_NONE, 0, NULL, NULL},
+    {"PhonySplit", GM_OP_PHONY, GM_CTRL_NONE, 0, NULL, NULL},
     {"Rank", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"ReadVariableOp", IDENT, GM_CTRL_NONE, 0, NULL, NULL},
     {"RefData", REFDATA, GM_CTRL_NONE, 0, NULL, NULL},
-    {"Reshape", GM_OP_PASS_THROUGH_0 | VIEW, GM_CTRL_NONE, 0, NULL, NULL},
+    {"Reshape", GM_OP_PASS_THROUGH_0 | VIEW | GM_OP_RESHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"Scan", CF, GM_CTRL_WHILE, -1, NULL, NULL},
     {"ScatterAdd", REF, GM_CTRL_NONE, 0, NAMES("var", "indices", "updates"), NAMES("var")},
     {"ScatterUpdate", REF, GM_CTRL_NONE, 0, NAMES("var", "indices", "updates"), NAMES("var")},
@@ -82,7 +92,7 @@ static const gm_op_info k_ops[] = {
     {"StatelessCase", CF, GM_CTRL_CASE, -1, NULL, NULL},
     {"StatelessIf", CF, GM_CTRL_IF, 2, NULL, NULL},
     {"StatelessWhile", CF | GM_OP_PASS_THROUGH, GM_CTRL_WHILE, 2, NULL, NULL},
-    {"StreamMerge", GM_OP_MERGE, GM_CTRL_NONE, 0, NULL, NULL},
+    {"StreamMerge", GM_OP_MERGE | GM_OP_STREAM_MERGE, GM_CTRL_NONE, 0, NULL, NULL},
     {"StreamSwitch", UNREF, GM_CTRL_NONE, 0, NULL, NULL},
     {"Unsqueeze", VIEW, GM_CTRL_NONE, 0, NULL, NULL},
     {"Variable", VAR, GM_CTRL_NONE, 0, NULL, NULL},
@@ -116,6 +126,11 @@ static const struct { gm_op_flag flag; const char *attr; } k_attr_flags[] = {
 
 bool gm_node_is(const gm_node *n, gm_op_flag flag)
 {
+    if (flag == GM_OP_REF_SWITCH) {
+        /* GE wraps framework ops it cannot run natively; the wrapped type decides. */
+        const char *orig = (n->op->flags & GM_OP_FRAMEWORK_OP) ? gm_attrs_get_string(n->attrs, "original_type") : NULL;
+        return orig && strcmp(orig, "RefSwitch") == 0;
+    }
     for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {
         if (k_attr_flags[i].flag != flag) continue;
         const gm_attr *a = gm_attr_find(n->attrs, k_attr_flags[i].attr);

@@ -32,6 +32,17 @@ typedef enum gm_op_flag {
     GM_OP_VIEW = 1u << 16,           /* output 0 is a view of input 0 (ONNX Squeeze, Flatten ...) */
     GM_OP_NEXT_ITERATION = 1u << 17, /* NextIteration: feeds a Merge across the loop edge */
     GM_OP_CONTROL_FLOW = 1u << 18,   /* owns subgraphs: If, Case, While, PartitionedCall */
+    GM_OP_LOOP_COND = 1u << 19,      /* LoopCond: its graph is a loop graph (AtomicAddrClean) */
+    GM_OP_RESHAPE = 1u << 20,        /* Reshape itself: a shape-computing branch when only Shape reads it */
+    GM_OP_HCCL_BROADCAST = 1u << 21, /* HcomBroadcast: writes back to a variable it was fed from */
+    GM_OP_STREAM_MERGE = 1u << 22,   /* StreamMerge (not Merge): MemcpyAddrAsync */
+    GM_OP_PHONY = 1u << 23,          /* PhonyConcat / PhonySplit: same-named in/out without writing */
+    GM_OP_PHONY_CONCAT = 1u << 24,   /* PhonyConcat: no-padding join of its inputs */
+    GM_OP_HCCL_ATOMIC = 1u << 25,    /* reducing collectives: accumulate into a cleared output */
+    GM_OP_HCCL_NO_ADDR_REFRESH = 1u << 26, /* collectives that cannot refresh addresses at load time */
+    GM_OP_ATOMIC_CLEAN = 1u << 27,   /* AtomicAddrClean, MemSet: clear atomic outputs first */
+    GM_OP_FRAMEWORK_OP = 1u << 28,   /* FrameworkOp: a wrapped op; attr original_type names it */
+    GM_OP_REF_SWITCH = 1u << 29,     /* a FrameworkOp whose original_type is RefSwitch (attr-decided) */
 } gm_op_flag;
 
 typedef enum gm_ctrl_kind {

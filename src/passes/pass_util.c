@@ -39,7 +39,7 @@ void gm_pass_report_free(gm_pass_report *r)
     memset(r, 0, sizeof *r);
 }
 
-static gm_status record(gm_pass_ctx *c, const gm_node *n, const gm_node *anchor, bool before, int32_t index,
+gm_status gm_pass_record(gm_pass_ctx *c, const gm_node *n, const gm_node *anchor, bool before, int32_t index,
                         const char *reason)
 {
     gm_pass_report *r = c->report;
@@ -66,7 +66,10 @@ oom:
 static gm_status dress(gm_pass_ctx *c, gm_node *n, const gm_node *producer, const gm_copy_opts *o)
 {
     gm_status st = GM_OK;
-    for (uint32_t i = 0; i < n->n_in && !o->keep_desc_attrs; i++) {
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        n->in_desc[i].reuse_input = false;
+        n->in_desc[i].reuse_input_index = 0;
+        if (o->keep_desc_attrs) continue;
         gm_attr_list_free(n->in_desc[i].attrs);
         n->in_desc[i].attrs = NULL;
     }
@@ -106,7 +109,7 @@ gm_node *gm_pass_insert_before_many(gm_pass_ctx *c, gm_node *const *dsts, const 
     const gm_node *producer = k && in[0] < dsts[0]->n_in ? dsts[0]->in[in[0]].src : NULL;
     gm_node *n = gm_edit_insert_before_many(dsts, in, k, uname, type, c->err);
     if (!n || dress(c, n, producer, opts ? opts : &gm_copy_default) != GM_OK) return NULL;
-    if (record(c, n, dsts[0], true, k == 1 ? (int32_t)in[0] : -1, reason) != GM_OK) return NULL;
+    if (gm_pass_record(c, n, dsts[0], true, k == 1 ? (int32_t)in[0] : -1, reason) != GM_OK) return NULL;
     gm_log(GM_LOG_INFO, "[MemConflict][INSERT][NODE] %s before %s", uname,
            gm_anchor_key(dsts[0], false, (uint32_t)in[0], key, sizeof key));
     return n;
@@ -119,7 +122,7 @@ gm_node *gm_pass_insert_after(gm_pass_ctx *c, gm_node *src, size_t out, const ch
     gm_pass_unique_name(c->m, name, uname, sizeof uname);
     gm_node *n = gm_edit_insert_after(src, out, uname, type, c->err);
     if (!n || dress(c, n, src, opts ? opts : &gm_copy_default) != GM_OK) return NULL;
-    if (record(c, n, src, false, (int32_t)out, reason) != GM_OK) return NULL;
+    if (gm_pass_record(c, n, src, false, (int32_t)out, reason) != GM_OK) return NULL;
     gm_log(GM_LOG_INFO, "[MemConflict][INSERT][NODE] %s after %s, index: %u", uname,
            gm_anchor_key(src, true, (uint32_t)out, key, sizeof key), (unsigned)out);
     return n;

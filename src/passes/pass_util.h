@@ -41,6 +41,11 @@ gm_node *gm_pass_insert_before_many(gm_pass_ctx *c, gm_node *const *dsts, const 
                                     const char *name, const char *type, const gm_copy_opts *opts,
                                     const char *reason);
 
+/* Records an inserted node in the report: `anchor` is the node it was put before (an input
+ * `index`) or after (an output), index -1 when it serves a node as a whole. */
+gm_status gm_pass_record(gm_pass_ctx *c, const gm_node *n, const gm_node *anchor, bool before, int32_t index,
+                         const char *reason);
+
 /* Records a lint warning in the report (and logs it at warn level). */
 gm_status gm_pass_warn(gm_pass_ctx *c, const char *code, const char *fmt, ...)
 #if defined(__GNUC__)

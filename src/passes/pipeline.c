@@ -4,7 +4,9 @@
  */
 #include <string.h>
 
+#include "conflict/rw_conflict.h"
 #include "graphmem/passes.h"
+#include "passes/dedicated.h"
 #include "passes/pass_util.h"
 
 typedef gm_status (*gm_pass_fn)(gm_pass_ctx *c);
@@ -15,17 +17,30 @@ static const struct {
     gm_pass_fn run; /* NULL: not part of this version yet */
 } k_passes[GM_PASS_COUNT] = {
     {GM_PASS_LINT, "lint", NULL},
-    {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", NULL},
-    {GM_PASS_SUBGRAPH, "subgraph", NULL},
-    {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", NULL},
-    {GM_PASS_ATOMIC_ADDR_CLEAN, "atomic_addr_clean", NULL},
-    {GM_PASS_HCCL_CONTINUOUS_MEMCPY, "hccl_continuous_memcpy", NULL},
-    {GM_PASS_MEMCPY_ADDR_ASYNC, "memcpy_addr_async", NULL},
-    {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", NULL},
-    {GM_PASS_RW_CONFLICT, "rw_conflict", NULL},
+    {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", gm_pass_hccl_memcpy},
+    {GM_PASS_SUBGRAPH, "subgraph", gm_pass_subgraph},
+    {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", gm_pass_inplace_support_check},
+    {GM_PASS_ATOMIC_ADDR_CLEAN, "atomic_addr_clean", gm_pass_atomic_addr_clean},
+    {GM_PASS_HCCL_CONTINUOUS_MEMCPY, "hccl_continuous_memcpy", gm_pass_hccl_continuous_memcpy},
+    {GM_PASS_MEMCPY_ADDR_ASYNC, "memcpy_addr_async", gm_pass_memcpy_addr_async},
+    {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", gm_pass_mark_same_addr},
+    {GM_PASS_RW_CONFLICT, "rw_conflict", gm_pass_rw_conflict},
     {GM_PASS_LAYOUT_CONFLICT, "layout_conflict", NULL},
     {GM_PASS_INPLACE, "inplace", NULL},
-    {GM_PASS_SET_IO_OFFSET, "set_io_offset", NULL},
+    {GM_PASS_SET_IO_OFFSET, "set_io_offset", gm_pass_set_io_offset},
+};
+
+/* GE's order (reference §0): GraphLint on the user graph; GraphPrepare runs HcclMemcpy,
+ * Subgraph, InplaceSupportCheck, AtomicAddrClean; the optimize stage runs HcclMemcpy a second
+ * time (after the prepare passes changed the graph), HcclContinuousMemcpy, MemcpyAddrAsync,
+ * MarkSameAddr; then the read/write and layout conflict passes, in-place reuse, and the
+ * offsets. A pass named in the set runs at each of its steps. */
+static const gm_pass_id k_steps[] = {
+    GM_PASS_LINT,           GM_PASS_HCCL_MEMCPY,    GM_PASS_SUBGRAPH,
+    GM_PASS_INPLACE_SUPPORT_CHECK, GM_PASS_ATOMIC_ADDR_CLEAN, GM_PASS_HCCL_MEMCPY,
+    GM_PASS_HCCL_CONTINUOUS_MEMCPY, GM_PASS_MEMCPY_ADDR_ASYNC, GM_PASS_MARK_SAME_ADDR,
+    GM_PASS_RW_CONFLICT,    GM_PASS_LAYOUT_CONFLICT, GM_PASS_INPLACE,
+    GM_PASS_SET_IO_OFFSET,
 };
 
 const char *gm_pass_name(gm_pass_id id)
@@ -89,11 +104,15 @@ gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
     memset(report, 0, sizeof *report);
     for (int i = 0; i < GM_PASS_COUNT; i++) {
         if (k_passes[i].run) avail |= 1u << i;
-        if (!(set & (1u << i)) || !k_passes[i].run) continue;
-        gm_pass_ctx c = {m, report, k_passes[i].id, err};
-        gm_status st = k_passes[i].run(&c);
+    }
+    for (size_t s = 0; s < sizeof k_steps / sizeof k_steps[0]; s++) {
+        gm_pass_id id = k_steps[s];
+        if (!(set & (1u << id)) || !k_passes[id].run) continue;
+        gm_pass_ctx c = {m, report, id, err};
+        gm_status st = k_passes[id].run(&c);
+        if (st == GM_OK) st = gm_model_toposort(m, err); /* each pass sees a sorted model */
         if (st != GM_OK) return st;
-        report->ran[i] = 1;
+        report->ran[id] = 1;
     }
     if (available) *available = avail;
     return gm_model_toposort(m, err);
