@@ -398,6 +398,7 @@ static void test_attr_table(void **state)
     assert_int_equal(k, GM_ATTR_LIST_LIST_INT);
     assert_true(gm_attr_known_kind("reference", &k));
     assert_false(gm_attr_known_kind("concat_dim", &k));
+    assert_true(gm_attr_table_sorted());
 }
 
 /* ---- edits ---- */

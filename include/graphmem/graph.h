@@ -121,6 +121,9 @@ const char *gm_model_name(const gm_model *m);
 const char *gm_model_source(const gm_model *m);
 gm_status gm_model_set_source(gm_model *m, const char *path);
 
+/* A hint for builders that know how many nodes are coming: sizes the name map once. */
+gm_status gm_model_reserve_nodes(gm_model *m, size_t nodes);
+
 /* Options: GE's ge.* keys, string to string. set replaces an existing key. */
 gm_status gm_model_set_option(gm_model *m, const char *key, const char *value);
 const char *gm_model_option(const gm_model *m, const char *key); /* NULL when unset */

@@ -6,6 +6,17 @@
  * structure. This file owns the format's own rules: known keys only, no duplicate keys, the
  * JSON type of every field, dtype / memory-type / shape / size values, and attribute kinds.
  * Every message starts with the source name and says where: graph, node, field.
+ *
+ * A big model is never held as one cJSON tree (json_split.c says why): the text is parsed
+ * without the contents of the graphs' "nodes" arrays (the skeleton), and each node is parsed
+ * from its own piece of the text when the walk reaches it, read, and deleted before the next.
+ * The messages must not depend on how the text was cut, so:
+ *  - anything the skeleton stage finds wrong sends the reader back to parsing the whole text
+ *    as one tree (the "whole" reading, which is also used when the split cannot be trusted);
+ *  - a node's syntax errors are reported at the offset the whole-text parse would give;
+ *  - the whole reading reports the first syntax error of the text before anything else, then
+ *    the first bad number or string, then the first problem of the walk; so when the split
+ *    reading stops on a problem, the nodes not parsed yet are checked first (settle()).
  */
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -15,57 +26,104 @@
 #include <string.h>
 
 #include "graphmem/io.h"
+#include "io/json_numbers.h"
+#include "io/json_split.h"
 #include "ir/ir.h"
 #include "ops/attr_table.h"
 #include "util/alloc.h"
 #include "util/strmap.h"
 #include "util/utf8.h"
 
-/*
- * cJSON keeps one double per number and forgets its text, but the format types attribute
- * values by their text (1 is an int, 1.0 a float) and sizes need all 64 bits. A pre-scan of
- * the text records each number token in document order; the walk then tags each cJSON number
- * item, in the same order, with private bits in item->type and the token's index in
- * item->valueint. The bits are safe: cJSON's own type tests mask type with 0xFF, and
- * cJSON_Delete only looks at cJSON_IsReference (256) and cJSON_StringIsConst (512). valueint
- * is otherwise unused by us and the tree is never printed, so reusing it loses nothing.
- */
-#define GM_JSON_FLOAT_TEXT (1 << 14)   /* the text had '.', 'e' or 'E' */
-#define GM_JSON_INT_OVERFLOW (1 << 15) /* integer text outside int64 */
-
-typedef struct num_tok {
-    int64_t value; /* exact value of integer text that fits int64 */
-    int flags;     /* GM_JSON_FLOAT_TEXT, GM_JSON_INT_OVERFLOW */
-} num_tok;
+/* What kind of error was reported last; the whole reading reports them in this order of
+ * precedence (highest last). */
+enum { ERR_WALK, ERR_LEXICAL, ERR_SYNTAX };
 
 /* Reader state. */
 typedef struct jr {
-    const char *src;   /* source name, first in every message */
-    const char *text;  /* the whole text (after a BOM) */
+    const char *src;  /* source name, first in every message */
+    const char *text; /* the whole text (after a BOM) */
     size_t len;
     gm_error *err;
     gm_model *m;
-    num_tok *toks;     /* number tokens in document order */
-    size_t n_toks, cap_toks;
+    gm_json_nums *nums;     /* the number tokens of the tree being read: one of the two below */
+    gm_json_nums tree_nums; /* the whole text's or the skeleton's */
+    gm_json_nums node_nums; /* the current node's, when split */
+    const gm_json_split *split; /* NULL: the whole text is one tree */
+    size_t arr, elem;           /* split: the first element not parsed yet (array, index) */
+    int kind;                   /* ERR_*: the kind of the error reported */
 } jr;
 
-/* ---- errors ---------------------------------------------------------------------------- */
+/* ---- places and errors ----------------------------------------------------------------- */
 
-/* GM_ERR_INPUT "<source>: <place>: <message>"; place may be empty. */
-static gm_status fail(jr *r, const char *place, const char *fmt, ...)
+/*
+ * Where a message points ("graph 'root': node 'n': output 0: attribute 'x'"), as a chain of
+ * frames on the stack, one per level of the walk. It is rendered only when a message is
+ * written: formatting it eagerly for every node, output and attribute cost a tenth of a
+ * second on a 200,000-node model.
+ */
+typedef enum { P_INDEX, P_NAME, P_SUBSCRIPT, P_BARE } place_style;
+
+typedef struct jplace {
+    const struct jplace *up;
+    const char *label;
+    const char *name; /* P_NAME: "label 'name'" */
+    size_t index;     /* P_INDEX: "label 3"; P_SUBSCRIPT: "label[3]" */
+    place_style style;
+} jplace;
+
+/* Places were formatted into buffers of this size (longer ones cut); rendering keeps that. */
+#define PLACE_CAP 512
+
+static const jplace k_options_place = {NULL, "options", NULL, 0, P_BARE};
+
+/* Appends to buf (cap bytes, *k used), cutting what does not fit as snprintf does. */
+static void put(char *buf, size_t cap, size_t *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void put(char *buf, size_t cap, size_t *k, const char *fmt, ...)
+{
+    if (*k + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *k, cap - *k, fmt, ap);
+    va_end(ap);
+    if (w > 0) *k = (size_t)w < cap - *k ? *k + (size_t)w : cap - 1;
+}
+
+static void render_place(const jplace *p, char *buf, size_t cap, size_t *k)
+{
+    if (!p) return;
+    render_place(p->up, buf, cap, k);
+    if (p->up) put(buf, cap, k, ": ");
+    switch (p->style) {
+    case P_INDEX: put(buf, cap, k, "%s %zu", p->label, p->index); break;
+    case P_NAME: put(buf, cap, k, "%s '%s'", p->label, p->name); break;
+    case P_SUBSCRIPT: put(buf, cap, k, "%s[%zu]", p->label, p->index); break;
+    case P_BARE: put(buf, cap, k, "%s", p->label); break;
+    }
+}
+
+/* GM_ERR_INPUT "<source>: <place>: <message>"; place may be NULL (the model itself). */
+static gm_status fail(jr *r, const jplace *place, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-static gm_status fail(jr *r, const char *place, const char *fmt, ...)
+static gm_status fail(jr *r, const jplace *place, const char *fmt, ...)
 {
-    char msg[768];
+    char where[PLACE_CAP], msg[768];
+    size_t k = 0;
+    where[0] = '\0';
+    render_place(place, where, sizeof where, &k);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return gm_error_set(r->err, GM_ERR_INPUT, "%s: %s%s%s", r->src, place, *place ? ": " : "", msg);
+    return gm_error_set(r->err, GM_ERR_INPUT, "%s: %s%s%s", r->src, where, *where ? ": " : "", msg);
 }
 
 /* The same with the line:column of a byte offset instead of a place. */
@@ -89,129 +147,87 @@ static gm_status fail_at(jr *r, size_t offset, const char *fmt, ...)
 
 static gm_status oom(jr *r) { return gm_error_set(r->err, GM_ERR_NOMEM, "%s: out of memory", r->src); }
 
-/* Appends ": <fmt...>" to a place, into buf. */
-static const char *sub_place(char *buf, size_t cap, const char *place, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+/* ---- syntax and lexical errors -------------------------------------------------------- */
 
-static const char *sub_place(char *buf, size_t cap, const char *place, const char *fmt, ...)
+static bool only_space(const char *s, size_t n)
 {
-    int k = snprintf(buf, cap, "%s%s", place, *place ? ": " : "");
-    if (k < 0 || (size_t)k >= cap) return buf;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + k, cap - (size_t)k, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
-#define PLACE_CAP 512
-
-/* ---- pre-scan: number tokens, string contents ------------------------------------------ */
-
-static int push_tok(jr *r, int64_t value, int flags)
-{
-    if (r->n_toks == r->cap_toks &&
-        gm_grow((void **)&r->toks, sizeof *r->toks, r->n_toks + 1, &r->cap_toks))
-        return -1;
-    r->toks[r->n_toks++] = (num_tok){value, flags};
-    return 0;
-}
-
-/* Classifies the number token text[b..e): float text, or its exact int64 value. */
-static num_tok classify_number(const char *t, size_t b, size_t e)
-{
-    num_tok tok = {0, 0};
-    for (size_t i = b; i < e; i++) {
-        if (t[i] == '.' || t[i] == 'e' || t[i] == 'E') {
-            tok.flags = GM_JSON_FLOAT_TEXT;
-            return tok;
-        }
-    }
-    bool neg = t[b] == '-';
-    uint64_t mag = 0;
-    for (size_t i = b + neg; i < e; i++) {
-        unsigned d = (unsigned)(t[i] - '0');
-        if (mag > (UINT64_MAX - d) / 10) {
-            tok.flags = GM_JSON_INT_OVERFLOW;
-            return tok;
-        }
-        mag = mag * 10 + d;
-    }
-    /* -2^63 is the one magnitude that fits only when negative. */
-    if (mag > (uint64_t)INT64_MAX + neg) {
-        tok.flags = GM_JSON_INT_OVERFLOW;
-        return tok;
-    }
-    tok.value = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    return tok;
-}
-
-static bool is_number_char(char c)
-{
-    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
-/* Skips the string starting at text[i] == '"'; *end receives the offset after its closing
- * quote. Rejects what cJSON lets through but the IR cannot hold: raw control characters and
- * the escaped NUL (names and strings are C strings). */
-static gm_status scan_string(jr *r, size_t i, size_t *end)
-{
-    for (i++; i < r->len; i++) {
-        unsigned char c = (unsigned char)r->text[i];
-        if (c == '"') {
-            *end = i + 1;
-            return GM_OK;
-        }
-        if (c < 0x20) return fail_at(r, i, "malformed JSON: control character 0x%02x in a string", c);
-        if (c == '\\') {
-            if (i + 5 < r->len && r->text[i + 1] == 'u' && memcmp(r->text + i + 2, "0000", 4) == 0)
-                return fail_at(r, i, "a string holds \\u0000 (NUL characters are not supported)");
-            i++; /* the escaped character cannot end the string */
-        }
-    }
-    *end = r->len;
-    return GM_OK;
-}
-
-/* Walks the text as cJSON did (it parsed, so the token structure is valid): numbers outside
- * strings are maximal runs of number characters, which is exactly what cJSON consumed. */
-static gm_status prescan(jr *r)
-{
-    size_t i = 0;
-    while (i < r->len) {
-        char c = r->text[i];
-        if (c == '"') {
-            gm_status st = scan_string(r, i, &i);
-            if (st != GM_OK) return st;
-        } else if (c == '-' || (c >= '0' && c <= '9')) {
-            size_t b = i;
-            while (i < r->len && is_number_char(r->text[i])) i++;
-            num_tok t = classify_number(r->text, b, i);
-            if (push_tok(r, t.value, t.flags)) return oom(r);
-        } else {
-            i++; /* structure, white space, and the letters of true/false/null */
-        }
-    }
-    return GM_OK;
-}
-
-/* Tags the number items of the tree (document order = pre-order) with their tokens. */
-static bool tag_numbers(jr *r, cJSON *item, size_t *k)
-{
-    for (; item; item = item->next) {
-        if (cJSON_IsNumber(item)) {
-            if (*k >= r->n_toks || *k > INT_MAX) return false;
-            item->valueint = (int)*k;
-            item->type |= r->toks[*k].flags;
-            (*k)++;
-        } else if (item->child && !tag_numbers(r, item->child, k)) {
-            return false;
-        }
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
     }
     return true;
+}
+
+/* How the text ends: inside a string (*str_start = its opening quote) or with brackets
+ * still open (*open_brackets > 0). */
+static bool ends_in_string(const char *t, size_t n, size_t *str_start, size_t *open_brackets)
+{
+    size_t depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = t[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+            *str_start = i;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && depth) {
+            depth--;
+        }
+    }
+    *open_brackets = depth;
+    return in_str;
+}
+
+/* cJSON reports where it stopped: the last byte when it ran off the end, the opening quote
+ * of a string it could not finish. Say "end of text" when the text simply stopped early,
+ * else show the text where cJSON stopped. */
+static gm_status malformed(jr *r, const char *stop)
+{
+    r->kind = ERR_SYNTAX;
+    size_t off = stop && stop >= r->text && stop <= r->text + r->len ? (size_t)(stop - r->text) : r->len;
+    if (only_space(r->text, r->len)) return fail_at(r, r->len, "malformed JSON: the text is empty");
+    size_t str_start = 0, open = 0;
+    bool in_str = ends_in_string(r->text, r->len, &str_start, &open);
+    if ((in_str && off >= str_start) || (!in_str && open > 0 && off + 1 >= r->len))
+        return fail_at(r, r->len, "malformed JSON: unexpected end of text%s", in_str ? " (inside a string)" : "");
+    char near[24];
+    size_t k = 0;
+    for (size_t i = off; i < r->len && k < 16 && r->text[i] != '\n' && r->text[i] != '\r'; i++) near[k++] = r->text[i];
+    near[k] = '\0';
+    return fail_at(r, off, "malformed JSON near '%s'", near);
+}
+
+/* A problem the pre-scan found (json_numbers.h). */
+static gm_status lexical_error(jr *r, gm_json_lex lx, size_t at, size_t len)
+{
+    r->kind = ERR_LEXICAL;
+    switch (lx) {
+    case GM_JSON_LEX_OK: break;
+    case GM_JSON_LEX_NOMEM: return oom(r);
+    case GM_JSON_LEX_BAD_NUMBER:
+        return fail_at(r, at, "malformed JSON: bad number '%.*s'", (int)(len < 32 ? len : 32), r->text + at);
+    case GM_JSON_LEX_CONTROL:
+        return fail_at(r, at, "malformed JSON: control character 0x%02x in a string", (unsigned char)r->text[at]);
+    case GM_JSON_LEX_NUL_ESCAPE:
+        return fail_at(r, at, "a string holds \\u0000 (NUL characters are not supported)");
+    }
+    return GM_OK;
+}
+
+/* Pre-scans text[begin, end) into nums (NULL: check only) and reports what it finds. */
+static gm_status scan_range(jr *r, size_t begin, size_t end, gm_json_nums *nums)
+{
+    size_t at = 0, len = 0;
+    gm_json_lex lx = gm_json_scan_numbers(r->text, begin, end, nums, &at, &len);
+    return lx == GM_JSON_LEX_OK ? GM_OK : lexical_error(r, lx, at, len);
+}
+
+static gm_status scan_disagrees(jr *r)
+{
+    return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: number scan disagrees with the JSON parser", r->src);
 }
 
 /* ---- JSON value helpers ---------------------------------------------------------------- */
@@ -220,7 +236,7 @@ static bool tag_numbers(jr *r, cJSON *item, size_t *k)
 static bool get_int(const jr *r, const cJSON *it, int64_t *v)
 {
     if (!cJSON_IsNumber(it) || (it->type & (GM_JSON_FLOAT_TEXT | GM_JSON_INT_OVERFLOW))) return false;
-    *v = r->toks[it->valueint].value;
+    *v = r->nums->v[it->valueint].value;
     return true;
 }
 
@@ -235,13 +251,13 @@ static const char *json_type_name(const cJSON *it)
     return "invalid";
 }
 
-static gm_status want(jr *r, const char *place, const char *field, const cJSON *it, const char *what)
+static gm_status want(jr *r, const jplace *place, const char *field, const cJSON *it, const char *what)
 {
     return fail(r, place, "field '%s' must be %s, not %s", field, what, json_type_name(it));
 }
 
 /* A string field (NULL item = absent: *out stays). */
-static gm_status get_string_field(jr *r, const char *place, const char *field, const cJSON *it,
+static gm_status get_string_field(jr *r, const jplace *place, const char *field, const cJSON *it,
                                   const char **out)
 {
     if (!it) return GM_OK;
@@ -251,7 +267,7 @@ static gm_status get_string_field(jr *r, const char *place, const char *field, c
 }
 
 /* An integer field (absent: *out stays, *given false). */
-static gm_status get_int_field(jr *r, const char *place, const char *field, const cJSON *it,
+static gm_status get_int_field(jr *r, const jplace *place, const char *field, const cJSON *it,
                                int64_t *out, bool *given)
 {
     if (given) *given = false;
@@ -268,13 +284,15 @@ static gm_status get_int_field(jr *r, const char *place, const char *field, cons
 /* ---- objects: known keys, no duplicates ------------------------------------------------- */
 
 /* Fills items[i] with the member named keys[i]; rejects unknown and duplicate keys. */
-static gm_status take_fields(jr *r, const char *place, const cJSON *obj, const char *const *keys,
+static gm_status take_fields(jr *r, const jplace *place, const cJSON *obj, const char *const *keys,
                              size_t nkeys, const cJSON **items)
 {
     for (size_t i = 0; i < nkeys; i++) items[i] = NULL;
     for (const cJSON *c = obj->child; c; c = c->next) {
         size_t i = 0;
-        while (i < nkeys && strcmp(keys[i], c->string) != 0) i++;
+        /* The first byte settles most comparisons without a call (a tenth of the reading
+         * time of a big model went to strcmp here). */
+        while (i < nkeys && (keys[i][0] != c->string[0] || strcmp(keys[i], c->string) != 0)) i++;
         if (i == nkeys) {
             char list[512];
             size_t k = 0;
@@ -294,7 +312,7 @@ static gm_status take_fields(jr *r, const char *place, const cJSON *obj, const c
 
 /* Rejects duplicate keys in a free-form object (attrs, options). Small objects, the usual
  * case, are checked pairwise; big ones through a hash map so the check stays linear. */
-static gm_status check_unique_keys(jr *r, const char *place, const cJSON *obj)
+static gm_status check_unique_keys(jr *r, const jplace *place, const cJSON *obj)
 {
     size_t n = 0;
     for (const cJSON *c = obj->child; c; c = c->next) n++;
@@ -437,7 +455,7 @@ static int base64_decode(const char *s, char **out, size_t *out_len)
     return 0;
 }
 
-static gm_status read_desc(jr *r, const char *place, gm_tensor_desc *d, const cJSON *obj);
+static gm_status read_desc(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *obj);
 
 static gm_status set_list_int(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
 {
@@ -506,7 +524,7 @@ static gm_status set_list_list_int(jr *r, gm_attr **list, const char *name, cons
 }
 
 /* STRING or BYTES from a JSON string or the {"bytes_base64": ...} form. */
-static gm_status set_text(jr *r, const char *place, gm_attr **list, const char *name, const cJSON *v,
+static gm_status set_text(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v,
                           gm_attr_kind kind)
 {
     if (cJSON_IsString(v)) {
@@ -533,19 +551,19 @@ static gm_status set_text(jr *r, const char *place, gm_attr **list, const char *
     return st;
 }
 
-static gm_status set_tensor_desc(jr *r, const char *place, gm_attr **list, const char *name, const cJSON *v)
+static gm_status set_tensor_desc(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v)
 {
     gm_tensor_desc d;
     gm_desc_init(&d);
-    char p[PLACE_CAP];
-    gm_status st = read_desc(r, sub_place(p, sizeof p, place, "%s", k_desc_key), &d, v->child);
+    jplace p = {place, k_desc_key, NULL, 0, P_BARE};
+    gm_status st = read_desc(r, &p, &d, v->child);
     if (st == GM_OK && gm_attr_set_tensor_desc(list, name, &d) != GM_OK) st = oom(r);
     gm_desc_fini(&d);
     return st;
 }
 
 /* Stores value v as an attribute of kind `kind` (already reconciled with v's own kind). */
-static gm_status set_attr(jr *r, const char *place, gm_attr **list, const char *name, const cJSON *v,
+static gm_status set_attr(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v,
                           gm_attr_kind kind)
 {
     size_t n = cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
@@ -566,7 +584,13 @@ static gm_status set_attr(jr *r, const char *place, gm_attr **list, const char *
     case GM_ATTR_LIST_BOOL: return set_list_bool(r, list, name, v, n);
     case GM_ATTR_LIST_LIST_INT: return set_list_list_int(r, list, name, v, n);
     case GM_ATTR_TENSOR_DESC: return set_tensor_desc(r, place, list, name, v);
-    default: return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: %s: bad attribute kind", r->src, place);
+    default: {
+        char where[PLACE_CAP];
+        size_t k = 0;
+        where[0] = '\0';
+        render_place(place, where, sizeof where, &k);
+        return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: %s: bad attribute kind", r->src, where);
+    }
     }
     return st == GM_OK ? GM_OK : oom(r);
 }
@@ -582,11 +606,10 @@ static const char *unsupported_why(const cJSON *v)
     return json_type_name(v);
 }
 
-static gm_status read_attr(jr *r, const char *owner_place, gm_attr **list, const cJSON *v)
+static gm_status read_attr(jr *r, const jplace *owner_place, gm_attr **list, const cJSON *v)
 {
     const char *name = v->string;
-    char place[PLACE_CAP];
-    sub_place(place, sizeof place, owner_place, "attribute '%s'", name);
+    const jplace attr_place = {owner_place, "attribute", name, 0, P_NAME}, *place = &attr_place;
     if (!*name) return fail(r, owner_place, "an attribute has an empty name");
     int found = natural_kind(v);
     if (found == ATTR_UNSUPPORTED) return fail(r, place, "unsupported value (%s)", unsupported_why(v));
@@ -603,12 +626,12 @@ static gm_status read_attr(jr *r, const char *owner_place, gm_attr **list, const
     return set_attr(r, place, list, name, v, (gm_attr_kind)kind);
 }
 
-static gm_status read_attrs(jr *r, const char *place, gm_attr **list, const cJSON *obj)
+static gm_status read_attrs(jr *r, const jplace *place, gm_attr **list, const cJSON *obj)
 {
     if (!obj) return GM_OK;
     if (!cJSON_IsObject(obj)) return want(r, place, "attrs", obj, "an object");
-    char p[PLACE_CAP];
-    gm_status st = check_unique_keys(r, sub_place(p, sizeof p, place, "attrs"), obj);
+    const jplace p = {place, "attrs", NULL, 0, P_BARE};
+    gm_status st = check_unique_keys(r, &p, obj);
     for (const cJSON *c = obj->child; c && st == GM_OK; c = c->next) st = read_attr(r, place, list, c);
     return st;
 }
@@ -619,7 +642,7 @@ enum { D_DTYPE, D_SHAPE, D_SIZE, D_MEMORY_TYPE, D_REUSE_INPUT, D_REUSE_INPUT_IND
 static const char *const k_desc_keys[D_COUNT] = {"dtype", "shape", "size", "memory_type", "reuse_input",
                                                  "reuse_input_index", "layout", "attrs"};
 
-static gm_status read_shape(jr *r, const char *place, gm_tensor_desc *d, const cJSON *arr)
+static gm_status read_shape(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *arr)
 {
     if (!cJSON_IsArray(arr)) return want(r, place, "shape", arr, "an array of integers");
     int n = cJSON_GetArraySize(arr);
@@ -640,7 +663,7 @@ static gm_status read_shape(jr *r, const char *place, gm_tensor_desc *d, const c
     return st;
 }
 
-static gm_status read_size(jr *r, const char *place, gm_tensor_desc *d, const cJSON *it)
+static gm_status read_size(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *it)
 {
     if (!cJSON_IsNumber(it)) return want(r, place, "size", it, "an integer number of bytes");
     if (it->type & GM_JSON_INT_OVERFLOW) return fail(r, place, "field 'size' overflows 64 bits");
@@ -652,7 +675,7 @@ static gm_status read_size(jr *r, const char *place, gm_tensor_desc *d, const cJ
     return GM_OK;
 }
 
-static gm_status read_desc(jr *r, const char *place, gm_tensor_desc *d, const cJSON *obj)
+static gm_status read_desc(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *obj)
 {
     if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object (a tensor desc), not %s", json_type_name(obj));
     const cJSON *f[D_COUNT];
@@ -704,7 +727,7 @@ static const char *const k_node_keys[N_COUNT] = {"name", "type", "inputs", "cont
 
 /* Parses "producer:index" ("" = unconnected). The last ':' splits, so producer names may
  * hold ':' themselves. */
-static gm_status read_input(jr *r, const char *place, gm_node *n, size_t i, const cJSON *v)
+static gm_status read_input(jr *r, const jplace *place, gm_node *n, size_t i, const cJSON *v)
 {
     if (!cJSON_IsString(v)) return fail(r, place, "input %zu must be a string \"producer:index\", not %s", i,
                                         json_type_name(v));
@@ -721,15 +744,21 @@ static gm_status read_input(jr *r, const char *place, gm_node *n, size_t i, cons
         idx = idx * 10 + (*d - '0');
         if (idx > INT32_MAX) return fail(r, place, "input %zu '%s': output index too large", i, s);
     }
-    char *src = gm_strndup(s, (size_t)(colon - s));
+    /* The IR keeps its own copy of the producer's name, so a usual one is cut off on the stack
+     * (an allocation per input showed in the profile of big models). */
+    size_t plen = (size_t)(colon - s);
+    char small[128];
+    char *src = plen < sizeof small ? small : gm_malloc(plen + 1);
     if (!src) return oom(r);
+    memcpy(src, s, plen);
+    src[plen] = '\0';
     gm_status st = gm_node_add_input_by_name(n, src, (int32_t)idx);
-    gm_free(src);
+    if (src != small) gm_free(src);
     return st == GM_OK ? GM_OK : oom(r);
 }
 
 /* An array field whose entries must all be strings (non-empty when `nonempty`). */
-static gm_status check_string_array(jr *r, const char *place, const char *field, const cJSON *arr, bool nonempty)
+static gm_status check_string_array(jr *r, const jplace *place, const char *field, const cJSON *arr, bool nonempty)
 {
     if (!cJSON_IsArray(arr)) return want(r, place, field, arr, "an array of strings");
     size_t i = 0;
@@ -741,7 +770,7 @@ static gm_status check_string_array(jr *r, const char *place, const char *field,
     return GM_OK;
 }
 
-static gm_status read_node_links(jr *r, const char *place, gm_node *n, const cJSON **f)
+static gm_status read_node_links(jr *r, const jplace *place, gm_node *n, const cJSON **f)
 {
     gm_status st;
     if (f[N_INPUTS]) {
@@ -766,9 +795,8 @@ static gm_status read_node_links(jr *r, const char *place, gm_node *n, const cJS
     return GM_OK;
 }
 
-static gm_status read_node_descs(jr *r, const char *place, gm_node *n, const cJSON **f)
+static gm_status read_node_descs(jr *r, const jplace *place, gm_node *n, const cJSON **f)
 {
-    char p[PLACE_CAP];
     gm_status st;
     if (f[N_OUTPUTS]) {
         if (!cJSON_IsArray(f[N_OUTPUTS])) return want(r, place, "outputs", f[N_OUTPUTS], "an array of tensor descs");
@@ -776,7 +804,8 @@ static gm_status read_node_descs(jr *r, const char *place, gm_node *n, const cJS
         for (const cJSON *e = f[N_OUTPUTS]->child; e; e = e->next, k++) {
             gm_tensor_desc *d = gm_node_add_output(n);
             if (!d) return oom(r);
-            if ((st = read_desc(r, sub_place(p, sizeof p, place, "output %zu", k), d, e)) != GM_OK) return st;
+            const jplace p = {place, "output", NULL, k, P_INDEX};
+            if ((st = read_desc(r, &p, d, e)) != GM_OK) return st;
         }
     }
     if (f[N_INPUT_DESCS]) {
@@ -788,7 +817,8 @@ static gm_status read_node_descs(jr *r, const char *place, gm_node *n, const cJS
                         gm_node_input_count(n));
         size_t i = 0;
         for (const cJSON *e = arr->child; e; e = e->next, i++) {
-            st = read_desc(r, sub_place(p, sizeof p, place, "input_descs[%zu]", i), gm_node_input_desc(n, i), e);
+            const jplace p = {place, "input_descs", NULL, i, P_SUBSCRIPT};
+            st = read_desc(r, &p, gm_node_input_desc(n, i), e);
             if (st != GM_OK) return st;
         }
     }
@@ -796,7 +826,7 @@ static gm_status read_node_descs(jr *r, const char *place, gm_node *n, const cJS
 }
 
 /* input_names / output_names: "" keeps the op table's default for that slot. */
-static gm_status read_io_names(jr *r, const char *place, gm_node *n, const cJSON *arr, bool inputs)
+static gm_status read_io_names(jr *r, const jplace *place, gm_node *n, const cJSON *arr, bool inputs)
 {
     const char *field = inputs ? "input_names" : "output_names";
     gm_status st = check_string_array(r, place, field, arr, false);
@@ -815,14 +845,17 @@ static gm_status read_io_names(jr *r, const char *place, gm_node *n, const cJSON
     return GM_OK;
 }
 
-static gm_status read_node(jr *r, gm_graph *g, const char *gplace, size_t idx, const cJSON *obj)
+static gm_status read_node(jr *r, gm_graph *g, const jplace *gplace, size_t idx, const cJSON *obj)
 {
-    char place[PLACE_CAP];
-    sub_place(place, sizeof place, gplace, "node %zu", idx);
+    jplace node_place = {gplace, "node", NULL, idx, P_INDEX};
+    const jplace *place = &node_place;
     if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object, not %s", json_type_name(obj));
     /* Name the node in messages as soon as it has a usable name. */
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(obj, "name");
-    if (cJSON_IsString(nm) && *nm->valuestring) sub_place(place, sizeof place, gplace, "node '%s'", nm->valuestring);
+    if (cJSON_IsString(nm) && *nm->valuestring) {
+        node_place.name = nm->valuestring;
+        node_place.style = P_NAME;
+    }
 
     const cJSON *f[N_COUNT];
     gm_status st = take_fields(r, place, obj, k_node_keys, N_COUNT, f);
@@ -846,6 +879,73 @@ static gm_status read_node(jr *r, gm_graph *g, const char *gplace, size_t idx, c
     return read_attrs(r, place, gm_node_attrs(n), f[N_ATTRS]);
 }
 
+/* ---- nodes one at a time (the split reading) ------------------------------------------- */
+
+/* Parses element text[begin, end) of a split "nodes" array on its own. cJSON is given the
+ * text from the element to the end, as in the whole-text parse, so it stops and reports where
+ * that parse would have (a failing string is reported one byte on, which can be the comma
+ * after the element); it returns after the value, which ends before `end`. What differs is
+ * only around the element, handled here: an empty element ("[a,]", "[,]"), anything after
+ * the value (a missing comma), and a byte order mark, which cJSON skips at the start of its
+ * buffer but is just a bad byte inside a text. */
+static gm_status parse_element(jr *r, size_t begin, size_t end, cJSON **out)
+{
+    *out = NULL;
+    r->kind = ERR_SYNTAX;
+    size_t b = begin;
+    while (b < end && (unsigned char)r->text[b] <= ' ') b++; /* cJSON's white space */
+    if (b == end) return malformed(r, r->text + end);        /* where the value should start */
+    if ((unsigned char)r->text[b] == 0xEF) return malformed(r, r->text + b);
+    const char *stop = NULL;
+    cJSON *item = cJSON_ParseWithLengthOpts(r->text + b, r->len - b, &stop, false);
+    if (!item) return malformed(r, stop ? stop : r->text + b);
+    size_t used = (size_t)(stop - r->text);
+    if (used > end) { /* cannot be: the element is balanced */
+        cJSON_Delete(item);
+        return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: a node ran past its end in the text", r->src);
+    }
+    while (used < end && (unsigned char)r->text[used] <= ' ') used++;
+    if (used < end) {
+        cJSON_Delete(item);
+        return malformed(r, r->text + used);
+    }
+    r->kind = ERR_WALK;
+    *out = item;
+    return GM_OK;
+}
+
+/* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
+ * those of the next recorded array (the walk meets the graphs in document order, as the scan
+ * recorded them). Each node's tree lives only while it is read, with its own number tokens. */
+static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, const cJSON *arr)
+{
+    const gm_json_split *sp = r->split;
+    if (arr->child || r->arr >= sp->n_arrays)
+        return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: the node lists disagree with the scan of the text", r->src);
+    const gm_json_array_split *a = &sp->arrays[r->arr];
+    for (size_t i = 0; i < a->count; i++) {
+        size_t b, e;
+        gm_json_split_element(sp, a, i, &b, &e);
+        cJSON *node;
+        gm_status st = parse_element(r, b, e, &node);
+        if (st != GM_OK) return st;
+        r->elem = i + 1;
+        r->node_nums.n = 0;
+        st = scan_range(r, b, e, &r->node_nums);
+        if (st == GM_OK && !gm_json_tag_numbers(&r->node_nums, node)) st = scan_disagrees(r);
+        if (st == GM_OK) {
+            r->nums = &r->node_nums;
+            st = read_node(r, g, gplace, i, node);
+            r->nums = &r->tree_nums;
+        }
+        cJSON_Delete(node);
+        if (st != GM_OK) return st;
+    }
+    r->arr++;
+    r->elem = 0;
+    return GM_OK;
+}
+
 /* ---- graphs and the model -------------------------------------------------------------- */
 
 enum { G_NAME, G_PARENT, G_ATTRS, G_NODES, G_COUNT };
@@ -853,11 +953,14 @@ static const char *const k_graph_keys[G_COUNT] = {"name", "parent", "attrs", "no
 
 static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
 {
-    char place[PLACE_CAP];
-    sub_place(place, sizeof place, "", "graph %zu", idx);
+    jplace graph_place = {NULL, "graph", NULL, idx, P_INDEX};
+    const jplace *place = &graph_place;
     if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object, not %s", json_type_name(obj));
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(obj, "name");
-    if (cJSON_IsString(nm) && *nm->valuestring) sub_place(place, sizeof place, "", "graph '%s'", nm->valuestring);
+    if (cJSON_IsString(nm) && *nm->valuestring) {
+        graph_place.name = nm->valuestring;
+        graph_place.style = P_NAME;
+    }
 
     const cJSON *f[G_COUNT];
     gm_status st = take_fields(r, place, obj, k_graph_keys, G_COUNT, f);
@@ -872,6 +975,7 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
     if ((st = read_attrs(r, place, gm_graph_attrs(g), f[G_ATTRS])) != GM_OK) return st;
     if (!f[G_NODES]) return GM_OK;
     if (!cJSON_IsArray(f[G_NODES])) return want(r, place, "nodes", f[G_NODES], "an array of nodes");
+    if (r->split) return read_split_nodes(r, g, place, f[G_NODES]);
     size_t i = 0;
     for (const cJSON *e = f[G_NODES]->child; e; e = e->next, i++) {
         if ((st = read_node(r, g, place, i, e)) != GM_OK) return st;
@@ -881,11 +985,11 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
 
 static gm_status read_options(jr *r, const cJSON *obj)
 {
-    if (!cJSON_IsObject(obj)) return want(r, "", "options", obj, "an object of strings");
-    gm_status st = check_unique_keys(r, "options", obj);
+    if (!cJSON_IsObject(obj)) return want(r, NULL, "options", obj, "an object of strings");
+    gm_status st = check_unique_keys(r, &k_options_place, obj);
     for (const cJSON *c = obj->child; c && st == GM_OK; c = c->next) {
         if (!cJSON_IsString(c))
-            return fail(r, "options", "option '%s' must be a string, not %s", c->string, json_type_name(c));
+            return fail(r, &k_options_place, "option '%s' must be a string, not %s", c->string, json_type_name(c));
         if (gm_model_set_option(r->m, c->string, c->valuestring) != GM_OK) st = oom(r);
     }
     return st;
@@ -896,55 +1000,148 @@ static const char *const k_model_keys[M_COUNT] = {"graphmem", "name", "options",
 
 static gm_status read_model(jr *r, const cJSON *root)
 {
-    if (!cJSON_IsObject(root)) return fail(r, "", "the top level must be an object, not %s", json_type_name(root));
+    if (!cJSON_IsObject(root)) return fail(r, NULL, "the top level must be an object, not %s", json_type_name(root));
     const cJSON *f[M_COUNT];
-    gm_status st = take_fields(r, "", root, k_model_keys, M_COUNT, f);
+    gm_status st = take_fields(r, NULL, root, k_model_keys, M_COUNT, f);
     if (st != GM_OK) return st;
 
     int64_t version = 0;
-    if (!f[M_VERSION]) return fail(r, "", "missing field 'graphmem' (the format version, 1)");
+    if (!f[M_VERSION]) return fail(r, NULL, "missing field 'graphmem' (the format version, 1)");
     if (!get_int(r, f[M_VERSION], &version))
-        return fail(r, "", "field 'graphmem' (the format version) must be the integer 1, not %s",
+        return fail(r, NULL, "field 'graphmem' (the format version) must be the integer 1, not %s",
                     json_type_name(f[M_VERSION]));
     if (version != 1)
-        return fail(r, "", "unsupported format version %lld (this graphmem reads version 1)", (long long)version);
+        return fail(r, NULL, "unsupported format version %lld (this graphmem reads version 1)", (long long)version);
     const char *name = "";
-    if ((st = get_string_field(r, "", "name", f[M_NAME], &name)) != GM_OK) return st;
-    if (!f[M_GRAPHS]) return fail(r, "", "missing field 'graphs'");
-    if (!cJSON_IsArray(f[M_GRAPHS])) return want(r, "", "graphs", f[M_GRAPHS], "an array of graphs");
-    if (!f[M_GRAPHS]->child) return fail(r, "", "field 'graphs' is empty (the first graph is the root)");
+    if ((st = get_string_field(r, NULL, "name", f[M_NAME], &name)) != GM_OK) return st;
+    if (!f[M_GRAPHS]) return fail(r, NULL, "missing field 'graphs'");
+    if (!cJSON_IsArray(f[M_GRAPHS])) return want(r, NULL, "graphs", f[M_GRAPHS], "an array of graphs");
+    if (!f[M_GRAPHS]->child) return fail(r, NULL, "field 'graphs' is empty (the first graph is the root)");
 
     if (!(r->m = gm_model_new(name)) || gm_model_set_source(r->m, r->src) != GM_OK) return oom(r);
+    /* The split counted the nodes: size the name map once instead of rehashing as it fills. */
+    if (r->split && gm_model_reserve_nodes(r->m, r->split->n_ends) != GM_OK) return oom(r);
     if (f[M_OPTIONS] && (st = read_options(r, f[M_OPTIONS])) != GM_OK) return st;
     size_t i = 0;
     for (const cJSON *g = f[M_GRAPHS]->child; g; g = g->next, i++) {
         if ((st = read_graph(r, i, g)) != GM_OK) return st;
     }
-    return gm_model_finalize(r->m, r->err);
+    return GM_OK;
 }
 
-/* ---- entry point ----------------------------------------------------------------------- */
+/* ---- reading the text ------------------------------------------------------------------ */
 
-static bool only_space(const char *s, size_t n)
+/* What cJSON left after the root value is more than white space (a NUL ending the buffer is
+ * allowed: some callers count it). */
+static bool text_after_end(const char *text, size_t len, const char *end)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
+    size_t used = end ? (size_t)(end - text) : len;
+    return used < len && !only_space(end, len - used) && !(text[used] == '\0' && used + 1 == len);
+}
+
+/* The first syntax error (or with !syntax, the first bad number or string) in the elements
+ * not parsed yet, in document order; GM_OK when there is none. */
+static gm_status check_rest(jr *r, bool syntax)
+{
+    const gm_json_split *sp = r->split;
+    for (size_t a = r->arr; a < sp->n_arrays; a++) {
+        for (size_t i = a == r->arr ? r->elem : 0; i < sp->arrays[a].count; i++) {
+            size_t b, e;
+            gm_json_split_element(sp, &sp->arrays[a], i, &b, &e);
+            cJSON *node = NULL;
+            gm_status st = syntax ? parse_element(r, b, e, &node) : scan_range(r, b, e, NULL);
+            cJSON_Delete(node);
+            if (st != GM_OK) return st;
+        }
     }
-    return true;
+    return GM_OK;
 }
 
-/* cJSON reports where it stopped; say whether the text simply ended there. */
-static gm_status malformed(jr *r, const char *stop)
+/* The whole reading stops at the first syntax error of the text, else at the first bad number
+ * or string, before the walk begins. The split reading meets them in the walk's order, so when
+ * it stops on a problem, the elements not parsed yet (everything before has passed every
+ * check) are searched for an error of a kind that comes first, which then replaces it. This
+ * costs a parse of the rest of the text, only when there is an error to report. */
+static gm_status settle(jr *r, gm_status st)
 {
-    size_t off = stop && stop >= r->text && stop <= r->text + r->len ? (size_t)(stop - r->text) : r->len;
-    if (only_space(r->text, r->len)) return fail_at(r, r->len, "malformed JSON: the text is empty");
-    if (off + 1 >= r->len && only_space(r->text + off, r->len - off))
-        return fail_at(r, r->len, "malformed JSON: unexpected end of text");
-    char near[24];
-    size_t k = 0;
-    for (size_t i = off; i < r->len && k < 16 && r->text[i] != '\n' && r->text[i] != '\r'; i++) near[k++] = r->text[i];
-    near[k] = '\0';
-    return fail_at(r, off, "malformed JSON near '%s'", near);
+    if (!r->split || st == GM_OK || st == GM_ERR_NOMEM) return st;
+    int kind = r->kind;
+    if (kind == ERR_SYNTAX) return st;
+    gm_status found = check_rest(r, true);
+    if (found == GM_OK && kind == ERR_WALK) found = check_rest(r, false);
+    return found != GM_OK ? found : st;
+}
+
+/* The walk, then the IR's own checks. The tree is deleted first: the IR has copied every
+ * string, and the memory is better given back before finalize allocates its own. */
+static gm_status load(jr *r, cJSON *root)
+{
+    r->nums = &r->tree_nums;
+    gm_status st = gm_json_tag_numbers(&r->tree_nums, root) ? read_model(r, root) : scan_disagrees(r);
+    cJSON_Delete(root);
+    if (st == GM_OK && r->split && r->arr != r->split->n_arrays)
+        st = gm_error_set(r->err, GM_ERR_INTERNAL, "%s: the node lists disagree with the scan of the text", r->src);
+    if (st == GM_OK) st = gm_model_finalize(r->m, r->err);
+    return settle(r, st);
+}
+
+/* The text as one cJSON tree. */
+static gm_status read_whole(jr *r)
+{
+    r->split = NULL;
+    r->tree_nums.n = 0;
+    const char *end = NULL;
+    cJSON *root = r->len ? cJSON_ParseWithLengthOpts(r->text, r->len, &end, false) : NULL;
+    if (!root) return malformed(r, end);
+    gm_status st = GM_OK;
+    if (text_after_end(r->text, r->len, end))
+        st = fail_at(r, (size_t)(end - r->text), "malformed JSON: text after the end of the model");
+    if (st == GM_OK) st = scan_range(r, 0, r->len, &r->tree_nums);
+    if (st != GM_OK) {
+        cJSON_Delete(root);
+        return st;
+    }
+    return load(r, root);
+}
+
+/* The skeleton, then each node on its own. Returns false, having reported nothing, when the
+ * skeleton stage finds a problem: the whole reading then reports it as it always has (with
+ * the right position, and an earlier error inside some node taking precedence). */
+static bool read_split(jr *r, const gm_json_split *sp, gm_status *st)
+{
+    size_t slen;
+    char *sk = gm_json_split_skeleton(r->text, r->len, sp, &slen);
+    if (!sk) {
+        *st = oom(r);
+        return true;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(sk, slen, &end, false);
+    bool ok = root && !text_after_end(sk, slen, end);
+    gm_free(sk); /* cJSON copied what it keeps */
+
+    /* The skeleton's numbers and strings are in the text between the arrays' interiors. */
+    r->tree_nums.n = 0;
+    size_t from = 0, at, len;
+    for (size_t a = 0; ok && a <= sp->n_arrays; a++) {
+        size_t upto = a < sp->n_arrays ? sp->arrays[a].open + 1 : r->len;
+        gm_json_lex lx = gm_json_scan_numbers(r->text, from, upto, &r->tree_nums, &at, &len);
+        if (lx == GM_JSON_LEX_NOMEM) {
+            cJSON_Delete(root);
+            *st = oom(r);
+            return true;
+        }
+        ok = lx == GM_JSON_LEX_OK;
+        if (a < sp->n_arrays) from = sp->arrays[a].close;
+    }
+    if (!ok) {
+        cJSON_Delete(root);
+        return false;
+    }
+    r->split = sp;
+    r->arr = r->elem = 0;
+    *st = load(r, root);
+    return true;
 }
 
 gm_status gm_model_read_json(const char *text, size_t len, const char *source, gm_model **out, gm_error *err)
@@ -960,20 +1157,14 @@ gm_status gm_model_read_json(const char *text, size_t len, const char *source, g
     if (!gm_utf8_valid(r.text, r.len, &bad))
         return fail_at(&r, bad, "the text is not valid UTF-8 (byte 0x%02x)", (unsigned char)r.text[bad]);
 
-    const char *end = NULL;
-    cJSON *root = r.len ? cJSON_ParseWithLengthOpts(r.text, r.len, &end, false) : NULL;
-    if (!root) return malformed(&r, end);
+    gm_json_split sp = {0};
     gm_status st = GM_OK;
-    size_t used = end ? (size_t)(end - r.text) : r.len;
-    if (used < r.len && !only_space(end, r.len - used) && !(r.text[used] == '\0' && used + 1 == r.len))
-        st = fail_at(&r, used, "malformed JSON: text after the end of the model");
-    if (st == GM_OK) st = prescan(&r);
-    size_t k = 0;
-    if (st == GM_OK && (!tag_numbers(&r, root, &k) || k != r.n_toks))
-        st = gm_error_set(err, GM_ERR_INTERNAL, "%s: number scan disagrees with the JSON parser", r.src);
-    if (st == GM_OK) st = read_model(&r, root);
-    cJSON_Delete(root);
-    gm_free(r.toks);
+    gm_json_split_result sr = gm_json_split_scan(r.text, r.len, "graphs", "nodes", &sp);
+    if (sr == GM_JSON_SPLIT_NOMEM) st = oom(&r);
+    else if (sr != GM_JSON_SPLIT_OK || sp.n_arrays == 0 || !read_split(&r, &sp, &st)) st = read_whole(&r);
+    gm_json_split_free(&sp);
+    gm_free(r.tree_nums.v);
+    gm_free(r.node_nums.v);
     if (st != GM_OK) {
         gm_model_free(r.m);
         return st;

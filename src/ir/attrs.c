@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ops/attr_table.h"
 #include "util/alloc.h"
 
 static const char *const k_kind_names[GM_ATTR_KIND_COUNT] = {
@@ -50,7 +51,7 @@ void gm_attr_list_free(gm_attr *list)
     while (list) {
         gm_attr *next = list->next;
         value_free(list);
-        gm_free(list->name);
+        if (list->name_owned) gm_free((char *)list->name);
         gm_free(list);
         list = next;
     }
@@ -128,7 +129,12 @@ static gm_attr *slot_for(gm_attr **list, const char *name, gm_attr_kind kind)
     }
     gm_attr *a = gm_calloc(1, sizeof *a);
     if (!a) return NULL;
-    a->name = gm_strdup(name);
+    /* GE's own attributes recur on most nodes: share the table's copy of the name. */
+    a->name = gm_attr_known_name(name);
+    if (!a->name) {
+        a->name = gm_strdup(name);
+        a->name_owned = true;
+    }
     if (!a->name) {
         gm_free(a);
         return NULL;

@@ -20,6 +20,7 @@ static gm_status oom_err(const gm_node *n, gm_error *err)
 /* Disconnects dst:i from its producer (no-op when unconnected). */
 static void unlink_input(gm_node *dst, uint32_t i)
 {
+    gm_model_touch(dst->graph->model);
     gm_in_slot *s = &dst->in[i];
     if (s->src) gm_out_remove_use(&s->src->out[s->src_index], dst, (int32_t)i);
     s->src = NULL;
@@ -28,7 +29,7 @@ static void unlink_input(gm_node *dst, uint32_t i)
 
 static gm_status link_input(gm_node *dst, uint32_t i, gm_node *src, int32_t src_index)
 {
-    unlink_input(dst, i);
+    unlink_input(dst, i); /* also marks the order stale */
     if (!src) return GM_OK;
     if (gm_out_add_use(&src->out[src_index], dst, (int32_t)i) != GM_OK) return GM_ERR_NOMEM;
     dst->in[i].src = src;
@@ -199,12 +200,14 @@ gm_status gm_edit_isolate_and_remove(gm_node *n, gm_error *err)
     while (n->ctrl_out.n) gm_edit_remove_control_edge(n, n->ctrl_out.v[0]);
     gm_strmap_del(&n->graph->model->node_by_name, n->name);
     n->dead = true; /* freed by the next gm_model_toposort */
+    gm_model_touch(n->graph->model);
     return GM_OK;
 }
 
 gm_status gm_edit_add_control_edge(gm_node *src, gm_node *dst)
 {
     if (src == dst || src->graph != dst->graph) return GM_ERR_INPUT;
+    gm_model_touch(src->graph->model);
     if (gm_node_vec_contains(&dst->ctrl_in, src)) return GM_OK;
     if (gm_node_vec_push(&dst->ctrl_in, src) != GM_OK) return GM_ERR_NOMEM;
     if (gm_node_vec_push(&src->ctrl_out, dst) != GM_OK) {
@@ -216,6 +219,7 @@ gm_status gm_edit_add_control_edge(gm_node *src, gm_node *dst)
 
 bool gm_edit_remove_control_edge(gm_node *src, gm_node *dst)
 {
+    gm_model_touch(src->graph->model);
     bool a = gm_node_vec_remove(&dst->ctrl_in, src);
     bool b = gm_node_vec_remove(&src->ctrl_out, dst);
     return a && b;

@@ -16,8 +16,9 @@
 
 struct gm_attr {
     struct gm_attr *next;
-    char *name;
+    const char *name;  /* a GE attribute's name points into the attr table; others are owned */
     gm_attr_kind kind;
+    bool name_owned;
     union {
         bool b;
         int64_t i;
@@ -129,7 +130,11 @@ struct gm_model {
     gm_strmap types;             /* interned op type strings (owned) */
     gm_node_vec order;           /* GetAllNodes order; valid when sorted */
     bool resolved;               /* builder names resolved */
+    bool sorted;                 /* order and topo ids are current (edits clear it) */
 };
+
+/* Marks the model's order stale: every edit that adds nodes or changes edges calls it. */
+static inline void gm_model_touch(gm_model *m) { m->sorted = false; }
 
 /* Internal helpers shared by the IR files. */
 gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n);

@@ -49,9 +49,14 @@ void gm_node_vec_free(gm_node_vec *v)
 
 gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index)
 {
-    size_t cap = o->cap_uses;
-    if (gm_grow((void **)&o->uses, sizeof *o->uses, (size_t)o->n_uses + 1, &cap)) return GM_ERR_NOMEM;
-    o->cap_uses = (uint32_t)cap;
+    if (o->n_uses == o->cap_uses) {
+        /* Most outputs have one or two consumers: grow 1, 2, 4 ... */
+        uint32_t cap = o->cap_uses ? o->cap_uses * 2 : 1;
+        gm_use *u = gm_realloc(o->uses, (size_t)cap * sizeof *u);
+        if (!u) return GM_ERR_NOMEM;
+        o->uses = u;
+        o->cap_uses = cap;
+    }
     o->uses[o->n_uses++] = (gm_use){node, index};
     return GM_OK;
 }
@@ -145,6 +150,11 @@ void gm_model_free(gm_model *m)
     gm_free(m->name);
     gm_free(m->source);
     gm_free(m);
+}
+
+gm_status gm_model_reserve_nodes(gm_model *m, size_t nodes)
+{
+    return gm_strmap_reserve(&m->node_by_name, nodes) ? GM_ERR_NOMEM : GM_OK;
 }
 
 const char *gm_model_name(const gm_model *m) { return m->name; }
@@ -333,6 +343,7 @@ gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, cons
     }
     n->order_key = key;
     n->given_pos = g->nodes.n - 1;
+    gm_model_touch(m);
     return n;
 }
 

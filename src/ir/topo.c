@@ -215,10 +215,13 @@ void gm_model_compact(gm_model *m)
 gm_status gm_model_toposort(gm_model *m, gm_error *err)
 {
     if (!m->resolved) return gm_model_finalize(m, err);
+    if (m->sorted) return GM_OK; /* nothing changed the graph since the last sort */
     gm_model_compact(m);
     for (size_t gi = 0; gi < m->n_graphs; gi++) {
         gm_status st = sort_graph(m->graphs[gi], err);
         if (st != GM_OK) return st;
     }
-    return build_order(m, err);
+    gm_status st = build_order(m, err);
+    m->sorted = st == GM_OK;
+    return st;
 }

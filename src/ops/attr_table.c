@@ -53,11 +53,29 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp((const char *)key, ((const attr_kind_entry *)elem)->name);
 }
 
+static const attr_kind_entry *lookup(const char *name)
+{
+    return bsearch(name, k_attrs, sizeof k_attrs / sizeof k_attrs[0], sizeof k_attrs[0], cmp_name);
+}
+
 bool gm_attr_known_kind(const char *name, gm_attr_kind *kind)
 {
-    const attr_kind_entry *e =
-        bsearch(name, k_attrs, sizeof k_attrs / sizeof k_attrs[0], sizeof k_attrs[0], cmp_name);
+    const attr_kind_entry *e = lookup(name);
     if (!e) return false;
     *kind = e->kind;
+    return true;
+}
+
+const char *gm_attr_known_name(const char *name)
+{
+    const attr_kind_entry *e = lookup(name);
+    return e ? e->name : NULL;
+}
+
+bool gm_attr_table_sorted(void)
+{
+    for (size_t i = 1; i < sizeof k_attrs / sizeof k_attrs[0]; i++) {
+        if (strcmp(k_attrs[i - 1].name, k_attrs[i].name) >= 0) return false;
+    }
     return true;
 }

@@ -22,5 +22,9 @@ typedef enum gm_attr_owner { GM_ATTR_ON_NODE = 1, GM_ATTR_ON_DESC = 2, GM_ATTR_O
 
 /* True when `name` is a known attribute; *kind receives its kind. */
 bool gm_attr_known_kind(const char *name, gm_attr_kind *kind);
+/* The table's own copy of a known attribute's name (static storage), else NULL. */
+const char *gm_attr_known_name(const char *name);
+/* The table must stay sorted for its binary search (a test checks). */
+bool gm_attr_table_sorted(void);
 
 #endif

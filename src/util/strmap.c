@@ -19,37 +19,58 @@ uint64_t gm_hash_str(const char *s)
     return h;
 }
 
-static gm_strmap_entry *find_slot(const gm_strmap *m, const char *key, uint64_t h)
+static size_t find_slot(const gm_strmap *m, const char *key, uint64_t h)
 {
     size_t mask = m->cap - 1;
+    uint32_t h32 = (uint32_t)h;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        gm_strmap_entry *e = &m->slots[i];
-        if (!e->key) return e;
-        if (e->key != GM_STRMAP_TOMB && e->hash == h && strcmp(e->key, key) == 0) return e;
+        const gm_strmap_entry *e = &m->slots[i];
+        if (!e->key) return i;
+        if (m->hashes[i] == h32 && e->key != GM_STRMAP_TOMB && strcmp(e->key, key) == 0) return i;
     }
 }
 
 void *gm_strmap_get(const gm_strmap *m, const char *key)
 {
     if (!m->cap) return NULL;
-    gm_strmap_entry *e = find_slot(m, key, gm_hash_str(key));
+    const gm_strmap_entry *e = &m->slots[find_slot(m, key, gm_hash_str(key))];
     return e->key ? e->value : NULL;
 }
 
 static int rehash(gm_strmap *m, size_t ncap)
 {
     gm_strmap_entry *old = m->slots;
+    uint32_t *oldh = m->hashes;
     size_t ocap = m->cap;
     gm_strmap_entry *ns = gm_calloc(ncap, sizeof *ns);
-    if (!ns) return -1;
+    uint32_t *nh = gm_malloc(ncap * sizeof *nh);
+    if (!ns || !nh) {
+        gm_free(ns);
+        gm_free(nh);
+        return -1;
+    }
     m->slots = ns;
+    m->hashes = nh;
     m->cap = ncap;
     m->used = m->count;
     for (size_t i = 0; i < ocap; i++) {
-        if (old[i].key && old[i].key != GM_STRMAP_TOMB) *find_slot(m, old[i].key, old[i].hash) = old[i];
+        if (!old[i].key || old[i].key == GM_STRMAP_TOMB) continue;
+        /* The stored 32 bits place it: the mask never exceeds them below 2^32 slots. */
+        uint64_t h = ncap <= ((uint64_t)1 << 32) ? oldh[i] : gm_hash_str(old[i].key);
+        size_t j = find_slot(m, old[i].key, h);
+        ns[j] = old[i];
+        nh[j] = oldh[i];
     }
     gm_free(old);
+    gm_free(oldh);
     return 0;
+}
+
+int gm_strmap_reserve(gm_strmap *m, size_t n)
+{
+    size_t ncap = m->cap ? m->cap : 16;
+    while (n * 2 > ncap) ncap *= 2;
+    return ncap == m->cap ? 0 : rehash(m, ncap);
 }
 
 int gm_strmap_put(gm_strmap *m, const char *key, void *value)
@@ -61,21 +82,22 @@ int gm_strmap_put(gm_strmap *m, const char *key, void *value)
         if (rehash(m, ncap)) return -1;
     }
     uint64_t h = gm_hash_str(key);
-    gm_strmap_entry *e = find_slot(m, key, h);
+    size_t i = find_slot(m, key, h);
+    gm_strmap_entry *e = &m->slots[i];
     if (!e->key) {
         m->count++;
         m->used++;
     }
     e->key = key;
-    e->hash = h;
     e->value = value;
+    m->hashes[i] = (uint32_t)h;
     return 0;
 }
 
 void *gm_strmap_del(gm_strmap *m, const char *key)
 {
     if (!m->cap) return NULL;
-    gm_strmap_entry *e = find_slot(m, key, gm_hash_str(key));
+    gm_strmap_entry *e = &m->slots[find_slot(m, key, gm_hash_str(key))];
     if (!e->key) return NULL;
     void *v = e->value;
     e->key = GM_STRMAP_TOMB;
@@ -87,5 +109,6 @@ void *gm_strmap_del(gm_strmap *m, const char *key)
 void gm_strmap_free(gm_strmap *m)
 {
     gm_free(m->slots);
+    gm_free(m->hashes);
     memset(m, 0, sizeof *m);
 }

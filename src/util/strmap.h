@@ -9,14 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 20 bytes a slot: the entry plus 32 bits of its hash in a parallel array (a probe compares
+ * hashes before it touches a key), since a million-node model keeps millions of slots. */
 typedef struct gm_strmap_entry {
-    const char *key; /* NULL = empty; GM_STRMAP_TOMB = deleted */
+    const char *key; /* NULL = empty; a private sentinel = deleted */
     void *value;
-    uint64_t hash;
 } gm_strmap_entry;
 
 typedef struct gm_strmap {
     gm_strmap_entry *slots;
+    uint32_t *hashes; /* parallel to slots */
     size_t cap;   /* power of two, or 0 */
     size_t count; /* live keys */
     size_t used;  /* live + tombstones */
@@ -26,6 +28,8 @@ uint64_t gm_hash_str(const char *s);
 void *gm_strmap_get(const gm_strmap *m, const char *key);
 /* Inserts or replaces. Returns 0, or -1 when out of memory. */
 int gm_strmap_put(gm_strmap *m, const char *key, void *value);
+/* Makes room for n keys in all, so that filling it never rehashes. -1 when out of memory. */
+int gm_strmap_reserve(gm_strmap *m, size_t n);
 /* Removes key; returns its value or NULL. */
 void *gm_strmap_del(gm_strmap *m, const char *key);
 void gm_strmap_free(gm_strmap *m);

@@ -1,0 +1,191 @@
+/*
+ * json_split.c — a structural scan that finds the node lists of a model text.
+ *
+ * Why: parsed in one go, a 200,000-node model becomes ~3 M cJSON items (~325 MB) that live only
+ * until the walk has copied them into the IR, and freeing them all at once sets glibc's malloc
+ * consolidating its free lists for a quarter of a second. Nearly all of that is the "nodes"
+ * arrays. So the reader parses the text without their contents (the skeleton) and then each
+ * node on its own, deleting each small tree before the next: the memory is recycled while it
+ * is hot and the peak stays small.
+ *
+ * This scan only has to find where those arrays and their elements are. It is not a validator:
+ * cJSON stays the judge of syntax, since the reader parses the skeleton and every element with
+ * it. What the scan must get right is to never split where cJSON would not, and it cannot be
+ * wrong about that for a text whose skeleton cJSON accepts: outside strings, JSON's structure
+ * is fixed by the brackets, commas and the key/value alternation it tracks here. Whenever it
+ * cannot be sure (brackets unbalanced or mismatched, a string that never ends, a key on the
+ * path written with escapes, nesting deeper than cJSON allows) it gives up, and the reader
+ * parses the whole text as one, exactly as before.
+ */
+#include "io/json_split.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+/* Levels of the path, by nesting depth: inside the root object (1), the outer array (2), one
+ * of its element objects (3), the inner array being recorded (4). */
+enum { AT_ROOT = 1, AT_OUTER = 2, AT_ELEMENT = 3, AT_INNER = 4 };
+
+/* The last key seen in an object on the path, and whether the next string there is a key. */
+typedef struct key_state {
+    size_t begin, len; /* raw bytes between the quotes */
+    bool want;
+} key_state;
+
+/* The offset of the quote that ends the string opened at text[open], or len when it never
+ * ends. A backslash always takes the next byte with it, so an escaped quote is skipped. */
+static size_t string_end(const char *t, size_t len, size_t open)
+{
+    size_t i = open + 1;
+    while (i < len) {
+        char c = t[i];
+        if (c == '"') return i;
+        i += c == '\\' ? 2 : 1;
+    }
+    return len;
+}
+
+static bool key_is(const char *t, const key_state *k, const char *want)
+{
+    return k->len == strlen(want) && memcmp(t + k->begin, want, k->len) == 0;
+}
+
+static bool push_end(gm_json_split *s, size_t at)
+{
+    if (s->n_ends == s->cap_ends && gm_grow((void **)&s->ends, sizeof *s->ends, s->n_ends + 1, &s->cap_ends))
+        return false;
+    s->ends[s->n_ends++] = at;
+    return true;
+}
+
+/* Closes the recorded array at text[close]: its last element ends there, unless the array
+ * holds white space only (cJSON's white space: every byte up to ' '). */
+static bool close_array(gm_json_split *s, const char *text, size_t close)
+{
+    gm_json_array_split *a = &s->arrays[s->n_arrays - 1];
+    a->close = close;
+    bool blank = s->n_ends == a->first; /* no comma, so at most one element: look */
+    for (size_t j = a->open + 1; blank && j < close; j++) blank = (unsigned char)text[j] <= ' ';
+    if (!blank && !push_end(s, close)) return false;
+    a->count = s->n_ends - a->first;
+    s->removed += close - a->open - 1;
+    return true;
+}
+
+gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char *outer, const char *inner,
+                                        gm_json_split *out)
+{
+    /* One bit per open container (1 = object) to check that each closing bracket matches;
+     * deeper than cJSON's own limit the whole-text parse must give cJSON's answer anyway. */
+    uint8_t is_object[CJSON_NESTING_LIMIT / 8 + 1];
+    size_t depth = 0;
+    size_t on_path = 0;        /* how many of the open containers are on the path */
+    key_state keys[2] = {{0}}; /* the root object's, the element object's */
+    /* Where we are, updated when a container opens or closes: in an object on the path (k is
+     * its key state), directly in a recorded array (in_inner), or elsewhere. */
+    key_state *k = NULL;
+    bool in_inner = false;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        switch (c) {
+        case '"': {
+            size_t e = string_end(text, len, i);
+            if (e == len) return GM_JSON_SPLIT_GIVE_UP;
+            if (k && k->want) {
+                /* cJSON compares keys after unescaping; raw bytes only match when unescaped. */
+                if (memchr(text + i + 1, '\\', e - i - 1)) return GM_JSON_SPLIT_GIVE_UP;
+                k->begin = i + 1;
+                k->len = e - i - 1;
+                k->want = false;
+            }
+            i = e;
+            continue;
+        }
+        case '{':
+        case '[':
+            if (depth == CJSON_NESTING_LIMIT) return GM_JSON_SPLIT_GIVE_UP;
+            if (c == '{') is_object[depth / 8] |= (uint8_t)(1u << depth % 8);
+            else is_object[depth / 8] &= (uint8_t)~(1u << depth % 8);
+            if (on_path == depth) {
+                /* The next step of the path, when this container is it. */
+                bool step = (depth == 0 && c == '{') || (depth == AT_ROOT && c == '[' && key_is(text, k, outer)) ||
+                            (depth == AT_OUTER && c == '{') ||
+                            (depth == AT_ELEMENT && c == '[' && key_is(text, k, inner));
+                if (step) {
+                    on_path++;
+                    if (on_path == AT_ROOT || on_path == AT_ELEMENT) keys[on_path / 2] = (key_state){0, 0, true};
+                    if (on_path == AT_INNER) {
+                        if (out->n_arrays == out->cap_arrays &&
+                            gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
+                            return GM_JSON_SPLIT_NOMEM;
+                        out->arrays[out->n_arrays++] = (gm_json_array_split){i, 0, out->n_ends, 0};
+                    }
+                }
+            }
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (depth == 0) return GM_JSON_SPLIT_GIVE_UP;
+            depth--;
+            if (((is_object[depth / 8] >> depth % 8) & 1) != (c == '}')) return GM_JSON_SPLIT_GIVE_UP;
+            if (on_path == depth + 1) {
+                if (on_path == AT_INNER && !close_array(out, text, i)) return GM_JSON_SPLIT_NOMEM;
+                on_path--;
+            }
+            /* The root value ended: what follows is the skeleton parse's business. */
+            if (depth == 0) return GM_JSON_SPLIT_OK;
+            break;
+        case ',':
+            if (in_inner) {
+                if (!push_end(out, i)) return GM_JSON_SPLIT_NOMEM;
+            } else if (k) {
+                k->want = true;
+            }
+            continue;
+        default:
+            continue; /* white space, numbers, true/false/null, ':' */
+        }
+        k = depth == on_path && (depth == AT_ROOT || depth == AT_ELEMENT) ? &keys[depth / 2] : NULL;
+        in_inner = depth == AT_INNER && on_path == AT_INNER;
+    }
+    return depth == 0 ? GM_JSON_SPLIT_OK : GM_JSON_SPLIT_GIVE_UP;
+}
+
+void gm_json_split_element(const gm_json_split *s, const gm_json_array_split *a, size_t i, size_t *begin,
+                           size_t *end)
+{
+    *begin = i == 0 ? a->open + 1 : s->ends[a->first + i - 1] + 1;
+    *end = s->ends[a->first + i];
+}
+
+char *gm_json_split_skeleton(const char *text, size_t len, const gm_json_split *s, size_t *out_len)
+{
+    size_t n = len - s->removed;
+    char *sk = gm_malloc(n + 1);
+    if (!sk) return NULL;
+    size_t from = 0, k = 0;
+    for (size_t a = 0; a < s->n_arrays; a++) {
+        size_t upto = s->arrays[a].open + 1; /* keep the '[' */
+        memcpy(sk + k, text + from, upto - from);
+        k += upto - from;
+        from = s->arrays[a].close; /* resume at the ']' */
+    }
+    memcpy(sk + k, text + from, len - from);
+    k += len - from;
+    sk[k] = '\0';
+    *out_len = k;
+    return sk;
+}
+
+void gm_json_split_free(gm_json_split *s)
+{
+    gm_free(s->arrays);
+    gm_free(s->ends);
+    *s = (gm_json_split){0};
+}

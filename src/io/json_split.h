@@ -1,0 +1,54 @@
+/*
+ * json_split.h — finds the node lists of a JSON model text without parsing it, so that the
+ * reader can parse the rest of the text (the "skeleton") and then each node on its own instead
+ * of holding the whole model in one cJSON tree (see json_split.c for why and how).
+ */
+#ifndef GM_JSON_SPLIT_H
+#define GM_JSON_SPLIT_H
+
+#include <stddef.h>
+
+/* One array found on the path: text[open] == '[' and text[close] == ']'. Element i is the text
+ * between the comma (or the '[') before it and gm_json_split.ends[first + i] (the comma after
+ * it, or the ']'), white space included; it may be empty or blank when the text is not JSON,
+ * which cJSON will then say. count is 0 when the interior holds white space only. */
+typedef struct gm_json_array_split {
+    size_t open, close;
+    size_t first, count;
+} gm_json_array_split;
+
+typedef struct gm_json_split {
+    gm_json_array_split *arrays; /* in document order */
+    size_t n_arrays, cap_arrays;
+    size_t *ends; /* element ends, all arrays one after another */
+    size_t n_ends, cap_ends;
+    size_t removed; /* bytes between the arrays' brackets, all together: what the skeleton leaves out */
+} gm_json_split;
+
+typedef enum gm_json_split_result {
+    GM_JSON_SPLIT_OK,
+    GM_JSON_SPLIT_GIVE_UP, /* read the text as one: the split could not be trusted */
+    GM_JSON_SPLIT_NOMEM,
+} gm_json_split_result;
+
+/* Records every array at the path root object -> key `outer` (an array) -> any object element
+ * -> key `inner` (an array), in document order, empty ones too. Keys are compared by their raw
+ * bytes, so the scan gives up when a key of the root object or of an element object holds a
+ * backslash; it also gives up when the text is unbalanced, brackets do not match, a string
+ * never ends or the nesting is deeper than cJSON accepts. *out must be zeroed; free it with
+ * gm_json_split_free whatever the result. */
+gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char *outer, const char *inner,
+                                        gm_json_split *out);
+
+/* [*begin, *end) of element i of array a. */
+void gm_json_split_element(const gm_json_split *s, const gm_json_array_split *a, size_t i, size_t *begin,
+                           size_t *end);
+
+/* The text with every recorded array's interior removed ("[...]" becomes "[]"), NUL-terminated,
+ * length in *len; NULL when out of memory. Offsets in it differ from the text's after the first
+ * array, so it is only for parsing: the reader reads the whole text again for any error in it. */
+char *gm_json_split_skeleton(const char *text, size_t len, const gm_json_split *s, size_t *out_len);
+
+void gm_json_split_free(gm_json_split *s);
+
+#endif
