@@ -28,6 +28,7 @@ test: deps
 
 bench: all
 	./bench/run_load_bench.sh $(BUILD)
+	./bench/run_passes_bench.sh $(BUILD)
 
 # Installs the Debian packages the build needs when one is missing: with apt-get as root,
 # otherwise prints the exact command and stops.

@@ -197,16 +197,42 @@ static int by_name(const void *pa, const void *pb)
     return strcmp(((const named *)pa)->name, ((const named *)pb)->name);
 }
 
+/* Writes "<node>_out_<i>" / "<node>_in_<i>" at p (NUL-terminated); returns its length.
+ * snprintf would cost as much as the whole sort at a million symbols. */
+static size_t put_name(char *p, const gm_anchor *x)
+{
+    size_t len = strlen(x->node->name);
+    memcpy(p, x->node->name, len);
+    memcpy(p + len, x->out ? "_out_" : "_in_", x->out ? 5 : 4);
+    len += x->out ? 5 : 4;
+    char digits[12];
+    size_t d = 0;
+    uint32_t v = x->index;
+    do digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (d) p[len++] = digits[--d];
+    p[len] = '\0';
+    return len;
+}
+
+/* Bytes put_name writes for x, NUL included. */
+static size_t name_size(const gm_anchor *x)
+{
+    size_t digits = 1;
+    for (uint32_t v = x->index; v >= 10; v /= 10) digits++;
+    return strlen(x->node->name) + (x->out ? 5 : 4) + digits + 1;
+}
+
 /* GE iterates symbols in name order: format each live symbol's name once into one buffer
- * and sort (formatting inside the comparison would cost a snprintf per comparison). */
+ * and sort (formatting inside the comparison would cost a format per comparison). */
 static gm_status sort_symbols(gm_symbols *s, gm_error *err)
 {
     size_t live = 0, bytes = 0;
-    char buf[512];
     for (size_t i = 0; i < s->n_syms; i++) {
         if (s->syms[i].dead) continue;
+        gm_anchor x = gm_symbols_anchor(s, s->syms[i].name_anchor);
         live++;
-        bytes += strlen(gm_symbol_name(s, (int32_t)i, buf, sizeof buf)) + 1;
+        bytes += name_size(&x);
     }
     named *v = gm_malloc((live ? live : 1) * sizeof *v);
     char *names = gm_malloc(bytes ? bytes : 1);
@@ -219,10 +245,9 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
     char *p = names;
     for (size_t i = 0; i < s->n_syms; i++) {
         if (s->syms[i].dead) continue;
-        size_t len = strlen(gm_symbol_name(s, (int32_t)i, buf, sizeof buf)) + 1;
-        memcpy(p, buf, len);
+        gm_anchor x = gm_symbols_anchor(s, s->syms[i].name_anchor);
         v[s->n_sorted++] = (named){p, (int32_t)i};
-        p += len;
+        p += put_name(p, &x) + 1;
     }
     qsort(v, s->n_sorted, sizeof *v, by_name);
     for (size_t i = 0; i < s->n_sorted; i++) s->sorted[i] = v[i].id;
