@@ -93,11 +93,32 @@ expect 0 "convert --to" "$GM" convert "$EX" "$TMP/out.xyz" --to json
 expect 0 "dump graph" "$GM" plan "$EX" --dump-graph "$TMP/d.json" -q
 expect 0 "dumped graph reads" "$GM" info "$TMP/d.json"
 
+# Every format: JSON -> ONNX -> JSON and JSON -> GE dump -> JSON come back the same.
+expect 0 "convert to onnx" "$GM" convert "$EX" "$TMP/x.onnx"
+expect 0 "convert onnx back" "$GM" convert "$TMP/x.onnx" "$TMP/x_onnx.json"
+if cmp -s "$TMP/a.json" "$TMP/x_onnx.json"; then passes=$((passes + 1)); else
+  echo "FAIL: JSON -> ONNX -> JSON changed the model"; fails=$((fails + 1)); fi
+expect 0 "convert to GE dump" "$GM" convert "$EX" "$TMP/ge_proto_x.txt"
+has "$TMP/ge_proto_x.txt" 'type: "HcomAllReduce"' "GE dump holds the ops"
+expect 0 "convert GE dump back" "$GM" convert "$TMP/ge_proto_x.txt" "$TMP/x_ge.json"
+expect 0 "GE dump reads" "$GM" info "$TMP/ge_proto_x.txt"
+expect 2 "bad --dim" "$GM" info "$EX" --dim T && has "$TMP/err" "NAME=VALUE" "dim syntax"
+head -c 100 "$SRC/tests/data/models/resnet18.onnx" >"$TMP/cut.onnx"
+expect 2 "truncated onnx" "$GM" info "$TMP/cut.onnx" && has "$TMP/err" "cut.onnx" "names the file"
+printf 'graph {\n  name: "g"\n  op { name: "a" type: "Data" \n' >"$TMP/cut.txt"
+expect 2 "truncated GE dump" "$GM" info "$TMP/cut.txt" && has "$TMP/err" "cut.txt:" "names the file and line"
+
 # Real models that nobody here wrote.
 SHARED="$SRC/../shared/data/models"
+for f in "$SRC"/tests/data/models/*; do
+  expect 0 "plan $(basename "$f")" "$GM" plan "$f" -q
+  expect 0 "convert $(basename "$f") to onnx" "$GM" convert "$f" "$TMP/m.onnx" -q
+  expect 0 "convert $(basename "$f") to GE" "$GM" convert "$f" "$TMP/m.txt" -q
+  expect 0 "convert $(basename "$f") back" "$GM" convert "$TMP/m.onnx" "$TMP/m.json" -q
+done
 if [ -d "$SHARED" ]; then
-  for f in "$SHARED"/*.graphmem.json; do
-    expect 0 "plan $(basename "$f")" "$GM" plan "$f" -q
+  for f in "$SHARED"/*; do
+    expect 0 "plan shared $(basename "$f")" "$GM" plan "$f" -q
   done
 fi
 

@@ -36,6 +36,9 @@ gm_status gm_write_file(const char *path, const void *data, size_t len, gm_error
 
 /* Reads, detects, parses and finalizes. */
 gm_status gm_model_read_file(const char *path, gm_model **out, gm_error *err);
+/* The same with ONNX symbolic dims fixed by name: `dims` holds "NAME=VALUE" strings,
+ * NULL-terminated, or is NULL (other formats have no symbolic dims and ignore it). */
+gm_status gm_model_read_file_dims(const char *path, const char *const *dims, gm_model **out, gm_error *err);
 /* Parses a buffer in a known or detected (GM_FORMAT_UNKNOWN) format; `source` names it in
  * error messages. */
 gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,

@@ -25,6 +25,8 @@ typedef struct gm_cli_opts {
     bool json, strict, help;
     gm_cli_kv options[64];
     int n_options;
+    const char *dims[65]; /* --dim NAME=VALUE for ONNX symbolic dims, NULL-terminated */
+    int n_dims;
 } gm_cli_opts;
 
 /* Parses argv[first..] for command `cmd`; prints nothing, fills err on a usage problem. */

@@ -18,8 +18,9 @@ static const struct {
     {"check", "check   MODEL [options]", "Conflicts and lint only: what would be inserted, and why.\n"},
     {"verify", "verify  MODEL PLAN", "Checks a plan (ours or another tool's) against a graph.\n"},
     {"run", "run     [MODEL] [options]", "Executes on the runtime allocator and streams; prints allocator stats.\n"},
-    {"convert", "convert IN OUT [--to json|onnx|ge]", "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
-    {"info", "info    MODEL", "Nodes, tensors, subgraphs, streams, bytes.\n"},
+    {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE]",
+     "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
+    {"info", "info    MODEL [--dim NAME=VALUE]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
     {"help", "help    [COMMAND]", "Shows this help, or a command's.\n"},
 };
 
@@ -39,6 +40,7 @@ static const char k_plan_options[] =
     "  --dot FILE            the graph as Graphviz\n"
     "  -v, -q                more ([MemConflict] lines) or less output\n"
     "  --json                print the summary as JSON\n"
+    "  --dim NAME=VALUE      fix an ONNX symbolic dim (any command that reads a model), repeatable\n"
     "  --strict              lint warnings make the exit status 1\n";
 
 void gm_cli_usage(const char *cmd)
@@ -70,7 +72,7 @@ gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out,
         if (!allow_embedded) return gm_error_set(err, GM_ERR_USAGE, "%s: needs a MODEL file", o->cmd);
         st = gm_model_read_embedded_example(out, err);
     } else {
-        st = gm_model_read_file(o->positional[0], out, err);
+        st = gm_model_read_file_dims(o->positional[0], o->n_dims ? o->dims : NULL, out, err);
     }
     if (st != GM_OK) return st;
     for (int i = 0; i < o->n_options; i++) {

@@ -47,6 +47,17 @@ static gm_status add_option(gm_cli_opts *o, char *kv, gm_error *err)
     return GM_OK;
 }
 
+/* --dim NAME=VALUE: fixes an ONNX symbolic dim (any command that reads a model). */
+static gm_status add_dim(gm_cli_opts *o, const char *kv, gm_error *err)
+{
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    if (!eq || eq == kv || !eq[1]) return gm_error_set(err, GM_ERR_USAGE, "--dim '%s': expected NAME=VALUE", kv ? kv : "");
+    if (o->n_dims == (int)(sizeof o->dims / sizeof o->dims[0]) - 1)
+        return gm_error_set(err, GM_ERR_USAGE, "--dim: at most %d dims", o->n_dims);
+    o->dims[o->n_dims++] = kv;
+    return GM_OK;
+}
+
 /* Takes the value of an option: "--x=V" or "--x V". */
 static const char *take_value(const char *arg, int argc, char **argv, int *i)
 {
@@ -114,6 +125,12 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
         gm_status st = GM_OK;
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             o->help = true;
+        } else if (is_opt(arg, "--dim")) {
+            st = add_dim(o, take_value(arg, argc, argv, &i), err);
+        } else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+            o->verbosity = -1; /* every command: only errors */
+        } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
+            o->verbosity = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             if (kind == OPT_PLAN) {
                 st = parse_plan_opt(o, arg, argc, argv, &i, err);

@@ -239,15 +239,15 @@ gm_status gm_write_file(const char *path, const void *data, size_t len, gm_error
 
 /* ---- models ---------------------------------------------------------------------------- */
 
-gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
-                               gm_model **out, gm_error *err)
+static gm_status read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
+                             const char *const *dims, gm_model **out, gm_error *err)
 {
     *out = NULL;
     if (!source) source = "<buffer>";
     if (fmt == GM_FORMAT_UNKNOWN) fmt = gm_format_detect(data, len);
     switch (fmt) {
     case GM_FORMAT_JSON: return gm_model_read_json(data, len, source, out, err);
-    case GM_FORMAT_ONNX: return gm_error_set(err, GM_ERR_INPUT, "%s: ONNX models are not supported yet", source);
+    case GM_FORMAT_ONNX: return gm_model_read_onnx(data, len, source, dims, out, err);
     case GM_FORMAT_GE_TEXT: return gm_model_read_ge_text(data, len, source, out, err);
     case GM_FORMAT_UNKNOWN: break;
     }
@@ -256,7 +256,18 @@ gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, cons
                         "%s: unknown model format (expected graphmem JSON, ONNX or a GE text dump)", source);
 }
 
+gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
+                               gm_model **out, gm_error *err)
+{
+    return read_buffer(data, len, fmt, source, NULL, out, err);
+}
+
 gm_status gm_model_read_file(const char *path, gm_model **out, gm_error *err)
+{
+    return gm_model_read_file_dims(path, NULL, out, err);
+}
+
+gm_status gm_model_read_file_dims(const char *path, const char *const *dims, gm_model **out, gm_error *err)
 {
     *out = NULL;
     char *data;
@@ -266,7 +277,7 @@ gm_status gm_model_read_file(const char *path, gm_model **out, gm_error *err)
     /* The content decides; the name only helps when the content says nothing. */
     gm_format fmt = gm_format_detect(data, len);
     if (fmt == GM_FORMAT_UNKNOWN && len > 0) fmt = gm_format_from_path(path);
-    st = gm_model_read_buffer(data, len, fmt, path, out, err);
+    st = read_buffer(data, len, fmt, path, dims, out, err);
     gm_free(data);
     return st;
 }
@@ -282,8 +293,15 @@ gm_status gm_model_write_file(const gm_model *m, const char *path, gm_format fmt
     /* A name that says nothing gets the native format. */
     if (fmt == GM_FORMAT_UNKNOWN) fmt = gm_format_from_path(path);
     if (fmt == GM_FORMAT_UNKNOWN) fmt = GM_FORMAT_JSON;
-    if (fmt == GM_FORMAT_ONNX)
-        return gm_error_set(err, GM_ERR_USAGE, "%s: writing ONNX is not supported yet", path);
+    if (fmt == GM_FORMAT_ONNX) {
+        void *bytes;
+        size_t n;
+        gm_status st = gm_model_write_onnx(m, &bytes, &n, err);
+        if (st != GM_OK) return st;
+        st = gm_write_file(path, bytes, n, err);
+        free(bytes);
+        return st;
+    }
     char *text;
     size_t len;
     gm_status st = fmt == GM_FORMAT_GE_TEXT ? gm_model_write_ge_text(m, &text, &len, err)

@@ -1,0 +1,278 @@
+/*
+ * onnx_read_scope.c — the values of the graphs the ONNX reader builds: unique node names over
+ * the whole model, the declared type of each value (with symbolic dims fixed by `dims`), and
+ * name resolution through nested scopes, where a body reading an outer value gets a Data node
+ * and the value becomes an extra input of the node that owns the body.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/onnx_internal.h"
+#include "ir/ir.h"
+#include "util/alloc.h"
+
+typedef gm_onnx_reader rd;
+
+#define fail gm_onnx_reader_fail
+
+static gm_status oom(rd *r) { return fail(r, GM_ERR_NOMEM, "out of memory"); }
+
+static const char *gname(const gm_onnx_rgraph *rg) { return rg->g->name; }
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+const char *gm_onnx_reader_own_name(rd *r, char *s)
+{
+    if (!s || gm_grow((void **)&r->names, sizeof *r->names, r->n_names + 1, &r->cap_names) ||
+        gm_strmap_put(&r->used, s, s)) {
+        gm_free(s);
+        return NULL;
+    }
+    r->names[r->n_names++] = s;
+    return s;
+}
+
+/* A name no generated name may take: used, an ONNX node name or a value name. */
+static bool name_free(const rd *r, const char *cand)
+{
+    return !gm_strmap_get(&r->used, cand) && !gm_strmap_get(&r->onnx_names, cand) &&
+           !gm_strmap_get(&r->reserved, cand);
+}
+
+const char *gm_onnx_take_name(rd *r, const char *base, bool value_name)
+{
+    if (value_name ? !gm_strmap_get(&r->used, base) : name_free(r, base))
+        return gm_onnx_reader_own_name(r, gm_strdup(base));
+    size_t cap = strlen(base) + 24;
+    char *s = gm_malloc(cap);
+    if (!s) return NULL;
+    for (unsigned long k = 1;; k++) {
+        snprintf(s, cap, "%s_%lu", base, k);
+        if (name_free(r, s)) return gm_onnx_reader_own_name(r, s);
+    }
+}
+
+const char *gm_onnx_type_name(rd *r, const char *type)
+{
+    uintptr_t k = (uintptr_t)gm_strmap_get(&r->type_next, type);
+    k = k ? k - 1 : 0;
+    size_t cap = strlen(type) + 24;
+    char *s = gm_malloc(cap);
+    if (!s) return NULL;
+    do {
+        snprintf(s, cap, "%s_%lu", type, (unsigned long)k++);
+    } while (!name_free(r, s));
+    if (gm_strmap_put(&r->type_next, type, (void *)(k + 1))) {
+        gm_free(s);
+        return NULL;
+    }
+    return gm_onnx_reader_own_name(r, s);
+}
+
+/* Counts ONNX node names and reserves value-derived names over the whole model. */
+gm_status gm_onnx_count_names(rd *r, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_input; i++) {
+        if (gp->input[i]->name && gm_strmap_put(&r->reserved, gp->input[i]->name, (void *)1)) return oom(r);
+    }
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        if (gp->initializer[i]->name && gm_strmap_put(&r->reserved, gp->initializer[i]->name, (void *)1))
+            return oom(r);
+    }
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (np->name && *np->name) {
+            uintptr_t c = (uintptr_t)gm_strmap_get(&r->onnx_names, np->name);
+            if (gm_strmap_put(&r->onnx_names, np->name, (void *)(c + 1))) return oom(r);
+        }
+        for (size_t a = 0; a < np->n_attribute; a++) {
+            gm_status st;
+            if (np->attribute[a]->g && (st = gm_onnx_count_names(r, np->attribute[a]->g)) != GM_OK) return st;
+        }
+    }
+    return GM_OK;
+}
+
+/* ---- declared types ------------------------------------------------------------------------ */
+
+/* The value of a symbolic dim fixed by `dims` ("NAME=VALUE"), or -1. */
+static int64_t fixed_dim(const char *const *dims, const char *param)
+{
+    for (size_t i = 0; dims && dims[i]; i++) {
+        const char *eq = strchr(dims[i], '=');
+        if (eq && (size_t)(eq - dims[i]) == strlen(param) && strncmp(dims[i], param, (size_t)(eq - dims[i])) == 0)
+            return strtoll(eq + 1, NULL, 10);
+    }
+    return -1;
+}
+
+static const Onnx__TensorShapeProto *vi_shape(const Onnx__ValueInfoProto *vi, int32_t *elem, bool *has_elem)
+{
+    *has_elem = false;
+    if (!vi || !vi->type) return NULL;
+    if (vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && vi->type->tensor_type) {
+        *has_elem = vi->type->tensor_type->has_elem_type;
+        *elem = vi->type->tensor_type->elem_type;
+        return vi->type->tensor_type->shape;
+    }
+    if (vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE && vi->type->sparse_tensor_type) {
+        *has_elem = vi->type->sparse_tensor_type->has_elem_type;
+        *elem = vi->type->sparse_tensor_type->elem_type;
+        return vi->type->sparse_tensor_type->shape;
+    }
+    return NULL;
+}
+
+static int64_t dim_of(const Onnx__TensorShapeProto__Dimension *d, const char *const *dims)
+{
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return d->dim_value >= 0 ? d->dim_value : -1;
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+        return fixed_dim(dims, d->dim_param);
+    return -1;
+}
+
+bool gm_onnx_decl_from_vi(const Onnx__ValueInfoProto *vi, const char *const *dims, gm_onnx_info *out,
+                          int32_t *bad_type)
+{
+    gm_onnx_info_unknown(out);
+    int32_t elem = 0;
+    bool has_elem;
+    const Onnx__TensorShapeProto *sh = vi_shape(vi, &elem, &has_elem);
+    if (has_elem && !gm_onnx_dtype_to_gm(elem, &out->dtype)) {
+        *bad_type = elem;
+        return false;
+    }
+    if (sh && sh->n_dim <= GM_ONNX_MAX_RANK) {
+        out->rank = (int32_t)sh->n_dim;
+        for (size_t i = 0; i < sh->n_dim; i++) out->dims[i] = dim_of(sh->dim[i], dims);
+    }
+    return true;
+}
+
+/* The exact desc of a value graphmem wrote: no rank limit, no shape = ndims -1. */
+gm_status gm_onnx_desc_from_vi(rd *r, const Onnx__ValueInfoProto *vi, gm_tensor_desc *d)
+{
+    int32_t elem = 0;
+    bool has_elem;
+    const Onnx__TensorShapeProto *sh = vi_shape(vi, &elem, &has_elem);
+    if (has_elem && !gm_onnx_dtype_to_gm(elem, &d->dtype))
+        return fail(r, GM_ERR_INPUT, "value '%s': unknown ONNX element type %d", vi->name, (int)elem);
+    if (!sh) return GM_OK;
+    if (sh->n_dim > INT32_MAX / 2) return fail(r, GM_ERR_INPUT, "value '%s': shape too long", vi->name);
+    int64_t *dims = gm_malloc((sh->n_dim ? sh->n_dim : 1) * sizeof *dims);
+    if (!dims) return oom(r);
+    for (size_t i = 0; i < sh->n_dim; i++) dims[i] = dim_of(sh->dim[i], r->dims);
+    gm_status st = gm_desc_set_shape(d, dims, (int32_t)sh->n_dim);
+    gm_free(dims);
+    return st == GM_OK ? GM_OK : oom(r);
+}
+
+/* ---- tensors of a graph -------------------------------------------------------------------- */
+
+int32_t gm_onnx_add_tensor(rd *r, gm_onnx_rgraph *rg, const char *name, const char *producer, uint32_t out,
+                          gm_status *st)
+{
+    if (name && gm_strmap_get(&rg->map, name)) {
+        *st = fail(r, GM_ERR_INPUT, "graph '%s': value '%s' is produced twice (an ONNX value has one producer)",
+                   gname(rg), name);
+        return -1;
+    }
+    if (gm_grow((void **)&rg->t, sizeof *rg->t, rg->nt + 1, &rg->capt)) {
+        *st = oom(r);
+        return -1;
+    }
+    if (!r->faithful && gm_grow((void **)&rg->facts, sizeof *rg->facts, rg->nt + 1, &rg->capf)) {
+        *st = oom(r);
+        return -1;
+    }
+    int32_t idx = (int32_t)rg->nt;
+    gm_onnx_rtensor *t = &rg->t[rg->nt++];
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->producer = producer;
+    t->out = out;
+    t->parent_index = -1;
+    t->init = -1;
+    if (rg->facts) {
+        gm_onnx_info_unknown(&rg->facts[idx].decl);
+        gm_onnx_info_unknown(&rg->facts[idx].info);
+    }
+    if (name && gm_strmap_put(&rg->map, name, (void *)(uintptr_t)(idx + 1))) {
+        rg->nt--;
+        *st = oom(r);
+        return -1;
+    }
+    return idx;
+}
+
+/* Records what the file declares for a value. */
+gm_status gm_onnx_declare(rd *r, gm_onnx_rgraph *rg, int32_t idx, const Onnx__ValueInfoProto *vi)
+{
+    rg->t[idx].vi = vi;
+    if (!vi || !rg->facts) return GM_OK; /* graphmem's own file: the desc is read exactly later */
+    int32_t bad = 0;
+    gm_onnx_info d;
+    if (!gm_onnx_decl_from_vi(vi, r->dims, &d, &bad))
+        return fail(r, GM_ERR_INPUT, "graph '%s': value '%s': unknown ONNX element type %d", gname(rg), vi->name,
+                    (int)bad);
+    gm_onnx_info_merge_decl(&rg->facts[idx].decl, &d);
+    return GM_OK;
+}
+
+static bool visible(const gm_onnx_rgraph *rg, const char *name)
+{
+    for (; rg; rg = rg->outer) {
+        if (gm_strmap_get(&rg->map, name)) return true;
+    }
+    return false;
+}
+
+/* The local tensor for a value name: its own, or a Data node capturing an outer value (which
+ * makes the value an extra input of the node owning this body). -1: unknown (no error set)
+ * or an error (*st set). */
+int32_t gm_onnx_resolve(rd *r, gm_onnx_rgraph *rg, const char *name, gm_status *st)
+{
+    void *v = gm_strmap_get(&rg->map, name);
+    if (v) return (int32_t)((uintptr_t)v - 1);
+    if (!rg->outer || !rg->cap || !visible(rg->outer, name)) return -1;
+    gm_onnx_capture *c = rg->cap;
+    size_t pos = 0;
+    while (pos < c->n && strcmp(c->names[pos], name) != 0) pos++;
+    if (pos == c->n) {
+        if (gm_grow((void **)&c->names, sizeof *c->names, c->n + 1, &c->cap)) {
+            *st = oom(r);
+            return -1;
+        }
+        c->names[c->n++] = name;
+    }
+    int64_t p = (int64_t)c->base + (int64_t)pos;
+    size_t len = strlen(gname(rg)) + strlen(name) + 2;
+    char *base = gm_malloc(len);
+    if (!base) {
+        *st = oom(r);
+        return -1;
+    }
+    snprintf(base, len, "%s/%s", gname(rg), name);
+    const char *dn = gm_onnx_take_name(r, base, false);
+    gm_free(base);
+    if (!dn) {
+        *st = oom(r);
+        return -1;
+    }
+    gm_node *n = gm_graph_add_node(rg->g, dn, "Data", r->err);
+    if (!n) {
+        *st = r->err ? r->err->code : GM_ERR_INPUT;
+        return -1;
+    }
+    if (gm_attr_set_int(gm_node_attrs(n), "_parent_node_index", p) != GM_OK || !gm_node_add_output(n)) {
+        *st = oom(r);
+        return -1;
+    }
+    int32_t idx = gm_onnx_add_tensor(r, rg, name, dn, 0, st);
+    if (idx < 0) return -1;
+    rg->t[idx].node = n;
+    rg->t[idx].parent_index = (int32_t)p;
+    return idx;
+}
+
