@@ -625,7 +625,7 @@ static void normalize(gm_model *m)
         for (uint32_t i = 0; i < g->nodes.n; i++) {
             gm_node *n = g->nodes.v[i];
             normalize_attrs(n->attrs);
-            for (uint32_t k = 0; k < n->n_in; k++) normalize_desc(&n->in_desc[k]);
+            for (uint32_t k = 0; k < n->n_in; k++) normalize_desc(gm_node_input_desc(n, k));
             for (uint32_t k = 0; k < n->n_out; k++) normalize_desc(&n->out[k].desc);
         }
     }

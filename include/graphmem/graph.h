@@ -195,7 +195,8 @@ gm_graph *gm_node_subgraph(const gm_node *n, size_t i);
 
 gm_tensor_desc *gm_node_add_output(gm_node *n);                  /* appends a default desc */
 gm_tensor_desc *gm_node_output_desc(const gm_node *n, size_t k); /* NULL when out of range */
-/* Input descs run parallel to inputs; an input without one has a default desc. */
+/* Input descs run parallel to inputs; an input without one has a default desc. NULL when out of
+ * range or out of memory (a node keeps default input descs shared until one is asked for). */
 gm_tensor_desc *gm_node_input_desc(const gm_node *n, size_t i);
 
 /* IR names: explicit (input_names / output_names) else the op table's defaults, else NULL. */

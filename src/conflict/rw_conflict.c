@@ -79,14 +79,15 @@ static gm_node *rw_insert_identity(rw_pass *p, gm_node *dst, uint32_t in, const 
     if (id->in[0].src != desc_src || id->in[0].src_index != src_idx) {
         const gm_tensor_desc *d = &desc_src->out[src_idx].desc;
         const char *label = gm_attrs_get_string(desc_src->attrs, "_batch_label");
-        st = gm_desc_copy(&id->in_desc[0], d);
+        gm_tensor_desc *in_d = gm_node_input_desc(id, 0);
+        st = in_d ? gm_desc_copy(in_d, d) : GM_ERR_NOMEM;
         if (st == GM_OK) st = gm_desc_copy(&id->out[0].desc, d);
         if (st == GM_OK && label) st = gm_attr_set_string(&id->attrs, "_batch_label", label);
         if (st == GM_OK && !label) gm_attr_remove(&id->attrs, "_batch_label");
     }
     /* GE builds both descs from the producer's output desc through a TensorDesc round trip:
      * private desc attrs (ref_var_src_var_name ...) are lost and reuse_input is cleared. */
-    rw_clean_desc(&id->in_desc[0]);
+    if (id->in_desc_owned) rw_clean_desc(&id->in_desc[0]);
     rw_clean_desc(&id->out[0].desc);
     if (st == GM_OK) st = gm_node_set_input_name(id, 0, "x");
     if (st == GM_OK) st = gm_node_set_output_name(id, 0, "y");

@@ -415,7 +415,8 @@ static gm_status read_input_descs(gr *r, const OpDef *op, gm_node *n)
     for (size_t i = 0; i < op->n_input_desc && k < n_in; i++) {
         const TensorDesc *td = op->input_desc[i];
         if (defined_only && td->dtype == GE__PROTO__DATA_TYPE__DT_UNDEFINED) continue;
-        gm_status st = read_desc(r, td, gm_node_input_desc(n, k));
+        gm_tensor_desc *d = gm_node_input_desc(n, k);
+        gm_status st = d ? read_desc(r, td, d) : oom(r);
         if (st != GM_OK) return st;
         /* The desc's name is the input's IR name; input_name, read later, has the last word. */
         if (td->name && *td->name && gm_node_set_input_name(n, k, td->name) != GM_OK) return oom(r);

@@ -818,7 +818,8 @@ static gm_status read_node_descs(jr *r, const jplace *place, gm_node *n, const c
         size_t i = 0;
         for (const cJSON *e = arr->child; e; e = e->next, i++) {
             const jplace p = {place, "input_descs", NULL, i, P_SUBSCRIPT};
-            st = read_desc(r, &p, gm_node_input_desc(n, i), e);
+            gm_tensor_desc *d = gm_node_input_desc(n, i);
+            st = d ? read_desc(r, &p, d, e) : oom(r);
             if (st != GM_OK) return st;
         }
     }

@@ -490,7 +490,8 @@ static gm_status build_netoutput(rd *r, gm_onnx_rgraph *rg, gm_onnx_cf parent_cf
         /* Which output of the parent this body output becomes. */
         int64_t pi = -1;
         if (!has && rg->outer) pi = parent_cf == GM_ONNX_CF_LOOP ? (int64_t)i - 1 : (int64_t)i;
-        if (pi >= 0 && gm_attr_set_int(&n->in_desc[i].attrs, "_parent_node_index", pi) != GM_OK) {
+        gm_tensor_desc *in_d = pi >= 0 ? gm_node_input_desc(n, i) : NULL;
+        if (pi >= 0 && (!in_d || gm_attr_set_int(&in_d->attrs, "_parent_node_index", pi) != GM_OK)) {
             st = oom(r);
             goto done;
         }

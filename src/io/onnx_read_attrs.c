@@ -197,7 +197,10 @@ gm_status gm_onnx_apply_meta_attrs(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn)
         } else if (gm_onnx_has_prefix(nm, GM_ONNX_PREFIX "input.")) {
             long k = index_suffix(nm, GM_ONNX_PREFIX "input.", n->n_in);
             if (k < 0) st = fail(r, GM_ERR_INPUT, "graph '%s': node '%s': attribute '%s': no such input", gname(rg), n->name, nm);
-            else st = decode_text(r, n, a, dec_desc_cb, &n->in_desc[k]);
+            else {
+                gm_tensor_desc *d = gm_node_input_desc(n, (size_t)k);
+                st = d ? decode_text(r, n, a, dec_desc_cb, d) : oom(r);
+            }
         } else if (gm_onnx_has_prefix(nm, GM_ONNX_PREFIX "output.")) {
             long k = index_suffix(nm, GM_ONNX_PREFIX "output.", rn->n_out);
             if (k < 0) st = fail(r, GM_ERR_INPUT, "graph '%s': node '%s': attribute '%s': no such output", gname(rg), n->name, nm);
@@ -266,8 +269,10 @@ gm_status gm_onnx_record_inputs(rd *r, gm_onnx_rgraph *rg, gm_node *n, gm_onnx_r
         return fail(r, GM_ERR_INPUT, "graph '%s': node '%s': its record describes more inputs than it has (%u)",
                     gname(rg), n->name, n->n_in);
     for (size_t i = 0; i < rec->n_ins; i++) {
-        gm_desc_fini(&n->in_desc[i]);
-        n->in_desc[i] = rec->ins[i];
+        gm_tensor_desc *d = gm_node_input_desc(n, i);
+        if (!d) return oom(r);
+        gm_desc_fini(d);
+        *d = rec->ins[i];
         gm_desc_init(&rec->ins[i]);
     }
     for (size_t i = 0; i < rec->n_in_names; i++) {

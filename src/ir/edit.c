@@ -61,17 +61,17 @@ static gm_node *new_copy_node(gm_graph *g, const gm_node *near, int side, const 
     if (!n) return NULL;
     n->stream = stream;
     for (size_t j = 0; j < k; j++) {
-        gm_tensor_desc *d;
+        gm_tensor_desc *d, *in_d;
         if (gm_ir_node_push_input(n) != GM_OK || !(d = gm_node_add_output(n)) ||
             gm_desc_copy(d, &srcs[j]->out[src_idx[j]].desc) != GM_OK ||
-            gm_desc_copy(&n->in_desc[j], &srcs[j]->out[src_idx[j]].desc) != GM_OK) {
+            !(in_d = gm_node_input_desc(n, j)) || gm_desc_copy(in_d, &srcs[j]->out[src_idx[j]].desc) != GM_OK) {
             oom_err(n, err);
             n->dead = true;
             gm_strmap_del(&g->model->node_by_name, n->name);
             return NULL;
         }
-        n->in_desc[j].reuse_input = false;
-        n->in_desc[j].reuse_input_index = 0;
+        in_d->reuse_input = false;
+        in_d->reuse_input_index = 0;
     }
     return n;
 }

@@ -74,19 +74,23 @@ typedef struct gm_node_vec {
 } gm_node_vec;
 
 struct gm_node {
-    char *name;
+    char *name;                  /* stored right after the struct, in its allocation */
     const char *type;            /* interned in model->types: few distinct types, many nodes */
     struct gm_graph *graph;
     const struct gm_op_info *op; /* from the op table, by type */
     int64_t stream;
     int64_t topo_id;             /* index into model->order; -1 before sorting */
-    uint32_t given_pos;          /* position in the graph's node list (set by each sort) */
     int64_t order_key;           /* topo tie-break among ready nodes: the given order, with
                                     inserted nodes keyed next to the node they serve */
+    uint32_t given_pos;          /* position in the graph's node list (set by each sort) */
     bool dead;                   /* removed by an edit; freed at the next sort */
+    bool in_desc_owned;          /* in_desc is this node's own array (see in_desc) */
 
-    gm_in_slot *in;
-    gm_tensor_desc *in_desc;     /* parallel to in */
+    gm_in_slot *in;              /* one allocation holds in and in_name */
+    gm_tensor_desc *in_desc;     /* parallel to in: READ it directly; to change one, get it from
+                                    gm_node_input_desc(), which gives the node its own array —
+                                    until then it points at a shared read-only array of defaults
+                                    (most inputs never get a desc of their own) */
     char **in_name;              /* parallel to in; NULL entries = use op default */
     uint32_t n_in, cap_in;
 
@@ -95,10 +99,9 @@ struct gm_node {
 
     gm_node_vec ctrl_in, ctrl_out;
     char **ctrl_in_names;        /* builder form, resolved at finalize */
-    uint32_t n_ctrl_in_names;
-
     struct gm_graph **sub;
     char **sub_names;            /* builder form, resolved at finalize */
+    uint32_t n_ctrl_in_names;
     uint32_t n_sub;
 
     gm_attr *attrs;

@@ -93,12 +93,11 @@ void gm_node_free(gm_node *n)
     if (!n) return;
     for (uint32_t i = 0; i < n->n_in; i++) {
         gm_free(n->in[i].src_name);
-        gm_desc_fini(&n->in_desc[i]);
+        if (n->in_desc_owned) gm_desc_fini(&n->in_desc[i]);
         gm_free(n->in_name[i]);
     }
-    gm_free(n->in);
-    gm_free(n->in_desc);
-    gm_free(n->in_name);
+    gm_free(n->in); /* one block with in_name */
+    if (n->in_desc_owned) gm_free(n->in_desc);
     for (uint32_t k = 0; k < n->n_out; k++) {
         gm_desc_fini(&n->out[k].desc);
         gm_free(n->out[k].name);
@@ -115,8 +114,7 @@ void gm_node_free(gm_node *n)
     gm_free(n->sub_names);
     gm_free(n->sub);
     gm_attr_list_free(n->attrs);
-    gm_free(n->name);
-    gm_free(n);
+    gm_free(n); /* the name is in the same block */
 }
 
 static void graph_free(gm_graph *g)
@@ -283,11 +281,13 @@ static const char *intern_type(gm_model *m, const char *type)
 /* A node not yet in any list; the caller places it. */
 static gm_node *node_new(gm_graph *g, const char *name, const char *type)
 {
-    gm_node *n = gm_calloc(1, sizeof *n);
+    /* The name lives right after the node: one allocation (nodes are never renamed). */
+    size_t len = strlen(name) + 1;
+    gm_node *n = gm_calloc(1, sizeof *n + len);
     if (!n) return NULL;
-    n->name = gm_strdup(name);
+    n->name = memcpy((char *)(n + 1), name, len);
     n->type = intern_type(g->model, type);
-    if (!n->name || !n->type) {
+    if (!n->type) {
         gm_node_free(n);
         return NULL;
     }
@@ -360,25 +360,63 @@ void gm_node_set_stream(gm_node *n, int64_t stream) { n->stream = stream; }
 int64_t gm_node_topo_id(const gm_node *n) { return n->topo_id; }
 
 /* Appends an input slot (unconnected, default desc). */
+/* Inputs without a desc of their own (nearly all) share these defaults: a node's in_desc
+ * points here until something writes one (gm_node_input_desc). Read-only storage, so a write
+ * that bypasses the accessor faults instead of changing every node's default. */
+#define GM_SHARED_IN_DESCS 32
+#define D1 {.ndims = -1}
+#define D8 D1, D1, D1, D1, D1, D1, D1, D1
+static const gm_tensor_desc k_default_in_descs[GM_SHARED_IN_DESCS] = {D8, D8, D8, D8};
+#undef D8
+#undef D1
+
+/* The per-input slots and IR names live in one block, slots first. */
+static gm_status grow_inputs(gm_node *n, size_t cap)
+{
+    char *b = gm_malloc(cap * (sizeof(gm_in_slot) + sizeof(char *)));
+    if (!b) return GM_ERR_NOMEM;
+    gm_in_slot *in = (gm_in_slot *)b;
+    char **nm = (char **)(b + cap * sizeof(gm_in_slot));
+    if (n->n_in) {
+        memcpy(in, n->in, n->n_in * sizeof *in);
+        memcpy(nm, n->in_name, n->n_in * sizeof *nm);
+    }
+    if (n->in_desc_owned) {
+        gm_tensor_desc *d = gm_realloc(n->in_desc, cap * sizeof *d);
+        if (!d) {
+            gm_free(b);
+            return GM_ERR_NOMEM;
+        }
+        n->in_desc = d;
+    }
+    gm_free(n->in);
+    n->in = in;
+    n->in_name = nm;
+    n->cap_in = (uint32_t)cap;
+    return GM_OK;
+}
+
+/* Gives n descs of its own (copies of the defaults), so one can be written. */
+static gm_status own_in_descs(gm_node *n)
+{
+    if (n->in_desc_owned) return GM_OK;
+    size_t cap = n->cap_in ? n->cap_in : 1;
+    gm_tensor_desc *d = gm_malloc(cap * sizeof *d);
+    if (!d) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < cap; i++) gm_desc_init(&d[i]);
+    n->in_desc = d;
+    n->in_desc_owned = true;
+    return GM_OK;
+}
+
 gm_status gm_ir_node_push_input(gm_node *n)
 {
-    size_t need = (size_t)n->n_in + 1;
-    if (need > n->cap_in) {
-        size_t cap = n->cap_in ? (size_t)n->cap_in * 2 : 1;
-        gm_in_slot *in = gm_realloc(n->in, cap * sizeof *in);
-        if (!in) return GM_ERR_NOMEM;
-        n->in = in;
-        gm_tensor_desc *d = gm_realloc(n->in_desc, cap * sizeof *d);
-        if (!d) return GM_ERR_NOMEM;
-        n->in_desc = d;
-        char **nm = gm_realloc(n->in_name, cap * sizeof *nm);
-        if (!nm) return GM_ERR_NOMEM;
-        n->in_name = nm;
-        n->cap_in = (uint32_t)cap;
-    }
+    if (n->n_in == n->cap_in && grow_inputs(n, n->cap_in ? (size_t)n->cap_in * 2 : 1) != GM_OK) return GM_ERR_NOMEM;
+    if (!n->in_desc_owned && n->n_in + 1 > GM_SHARED_IN_DESCS && own_in_descs(n) != GM_OK) return GM_ERR_NOMEM;
     uint32_t i = n->n_in++;
     n->in[i] = (gm_in_slot){NULL, 0, NULL};
-    gm_desc_init(&n->in_desc[i]);
+    if (n->in_desc_owned) gm_desc_init(&n->in_desc[i]);
+    else n->in_desc = (gm_tensor_desc *)k_default_in_descs;
     n->in_name[i] = NULL;
     return GM_OK;
 }
@@ -473,7 +511,13 @@ gm_tensor_desc *gm_node_add_output(gm_node *n)
 }
 
 gm_tensor_desc *gm_node_output_desc(const gm_node *n, size_t k) { return k < n->n_out ? &n->out[k].desc : NULL; }
-gm_tensor_desc *gm_node_input_desc(const gm_node *n, size_t i) { return i < n->n_in ? &n->in_desc[i] : NULL; }
+gm_tensor_desc *gm_node_input_desc(const gm_node *n, size_t i)
+{
+    if (i >= n->n_in) return NULL;
+    /* Handing out a writable desc: the node must own its array (see ir.h). */
+    if (own_in_descs((gm_node *)n) != GM_OK) return NULL;
+    return &n->in_desc[i];
+}
 
 /* The i-th entry of a NULL-terminated default-name list, or NULL. */
 static const char *default_name(const char *const *names, size_t i)

@@ -82,10 +82,10 @@ gm_status gm_pass_assign_after_broadcast(gm_pass_ctx *c, gm_node *h, size_t i, g
     gm_node *a = gm_pass_add_node(c, h->graph, h, +1, name, "Assign", h->stream, h, (int32_t)i, reason);
     if (!a) return c->err->code ? c->err->code : GM_ERR_INTERNAL;
     const gm_tensor_desc *vd = &var->out[var_out].desc;
-    gm_tensor_desc *od;
+    gm_tensor_desc *od, *d0, *d1;
     if (gm_edit_add_input(a, var, var_out) != GM_OK || gm_edit_add_input(a, h, (int32_t)i) != GM_OK ||
-        !(od = gm_node_add_output(a)) || gm_desc_copy(od, vd) != GM_OK || gm_desc_copy(&a->in_desc[0], vd) != GM_OK ||
-        gm_desc_copy(&a->in_desc[1], vd) != GM_OK)
+        !(od = gm_node_add_output(a)) || gm_desc_copy(od, vd) != GM_OK || !(d0 = gm_node_input_desc(a, 0)) ||
+        gm_desc_copy(d0, vd) != GM_OK || !(d1 = gm_node_input_desc(a, 1)) || gm_desc_copy(d1, vd) != GM_OK)
         return gm_pass_oom(c);
     od->reuse_input = false;
     /* Readers of the broadcast result and the broadcast's control successors wait for the

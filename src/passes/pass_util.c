@@ -66,7 +66,7 @@ oom:
 static gm_status dress(gm_pass_ctx *c, gm_node *n, const gm_node *producer, const gm_copy_opts *o)
 {
     gm_status st = GM_OK;
-    for (uint32_t i = 0; i < n->n_in; i++) {
+    for (uint32_t i = 0; i < n->n_in && n->in_desc_owned; i++) { /* shared defaults need nothing */
         n->in_desc[i].reuse_input = false;
         n->in_desc[i].reuse_input_index = 0;
         if (o->keep_desc_attrs) continue;
