@@ -338,6 +338,23 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
 }
 
 /* Graph inputs (not initializers) -> Data nodes. */
+/* A node rebuilt from a graphmem record (a file graphmem wrote), remembered with the position
+ * the record gives so the graph's order can be restored. Frees the record; NULL with *st set
+ * on failure. */
+static gm_node *record_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_record *rec, placed **pl, size_t *npl,
+                            size_t *cap_pl, gm_status *st)
+{
+    gm_node *n = gm_onnx_node_from_record(r, rg, rec, st);
+    if (n && gm_grow((void **)pl, sizeof **pl, *npl + 1, cap_pl)) *st = oom(r);
+    else if (n) (*pl)[(*npl)++] = (placed){n, rg->g->nodes.n - 1, rec->has_pos ? rec->pos : -1};
+    gm_onnx_record_free(rec);
+    if (!n || *st != GM_OK) {
+        if (*st == GM_OK) *st = GM_ERR_INPUT;
+        return NULL;
+    }
+    return n;
+}
+
 static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits, placed **pl, size_t *npl,
                               size_t *cap_pl)
 {
@@ -357,11 +374,7 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits,
         gm_node *n;
         const char *nm;
         if (has) {
-            n = gm_onnx_node_from_record(r, rg, &rec, &st);
-            if (n && (gm_grow((void **)pl, sizeof **pl, *npl + 1, cap_pl) ? (st = oom(r), false) : true))
-                (*pl)[(*npl)++] = (placed){n, rg->g->nodes.n - 1, rec.has_pos ? rec.pos : -1};
-            gm_onnx_record_free(&rec);
-            if (!n || st != GM_OK) return st != GM_OK ? st : GM_ERR_INPUT;
+            if (!(n = record_node(r, rg, &rec, pl, npl, cap_pl, &st))) return st;
             nm = n->name;
         } else {
             if (!(nm = gm_onnx_take_name(r, vi->name, true))) return oom(r);
@@ -405,11 +418,7 @@ static gm_status build_initializers(rd *r, gm_onnx_rgraph *rg, const gm_strmap *
         gm_node *n;
         const char *nm;
         if (has) {
-            n = gm_onnx_node_from_record(r, rg, &rec, &st);
-            if (n && (gm_grow((void **)pl, sizeof **pl, *npl + 1, cap_pl) ? (st = oom(r), false) : true))
-                (*pl)[(*npl)++] = (placed){n, rg->g->nodes.n - 1, rec.has_pos ? rec.pos : -1};
-            gm_onnx_record_free(&rec);
-            if (!n || st != GM_OK) return st != GM_OK ? st : GM_ERR_INPUT;
+            if (!(n = record_node(r, rg, &rec, pl, npl, cap_pl, &st))) return st;
             nm = n->name;
         } else {
             if (!(nm = gm_onnx_take_name(r, tp->name, true))) return oom(r);
