@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "graphmem/graph.h"
+#include "bench_util.h"
 #include "graphmem/io.h"
 #include "ir/ir.h"
 
@@ -25,31 +26,6 @@ enum { COL_READ, COL_PARSE, COL_LOAD, COL_TOPO, COL_FREE, NCOLS };
 static const char *const col_names[NCOLS] = {"read file", "parse+build+validate+topo",
                                              "load total", "toposort again", "free"};
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of n values (the mean of the middle two for even n); sorts a copy. */
-static double median(const double *v, size_t n)
-{
-    double *c = malloc(n * sizeof *c);
-    if (!c)
-        return v[0];
-    memcpy(c, v, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-    free(c);
-    return m;
-}
 
 static void usage(FILE *f) { fprintf(f, "usage: bench_load FILE [--runs N]   (N in 1..1000, default 5)\n"); }
 
@@ -100,12 +76,12 @@ int main(int argc, char **argv)
         size_t len = 0;
         gm_model *m = NULL;
 
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         gm_status st = gm_read_file(path, &data, &len, &err);
-        double t1 = now_ms();
+        double t1 = bench_now_ms();
         if (st == GM_OK)
             st = gm_model_read_buffer(data, len, GM_FORMAT_UNKNOWN, path, &m, &err);
-        double t2 = now_ms();
+        double t2 = bench_now_ms();
         /* The text is no longer needed once the IR is built; freeing it here keeps it out of
          * the toposort timing's memory picture, as a real caller would. */
         free(data);
@@ -115,10 +91,10 @@ int main(int argc, char **argv)
             free(t);
             return gm_status_exit_code(st) ? gm_status_exit_code(st) : 2;
         }
-        double t3 = now_ms();
+        double t3 = bench_now_ms();
         gm_model_touch(m); /* a sorted model would return at once */
         st = gm_model_toposort(m, &err);
-        double t4 = now_ms();
+        double t4 = bench_now_ms();
         if (st != GM_OK) {
             fprintf(stderr, "bench_load: toposort: %s: %s\n", gm_status_name(st), err.message);
             gm_model_free(m);
@@ -128,9 +104,9 @@ int main(int argc, char **argv)
         nodes = gm_model_node_count(m);
         graphs = gm_model_graph_count(m);
         bytes = len;
-        double t5 = now_ms();
+        double t5 = bench_now_ms();
         gm_model_free(m);
-        double t6 = now_ms();
+        double t6 = bench_now_ms();
 
         row[COL_READ] = t1 - t0;
         row[COL_PARSE] = t2 - t1;
@@ -149,7 +125,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCOLS; c++) {
         for (long r = 0; r < runs; r++)
             col[r] = t[r * NCOLS + c];
-        med[c] = median(col, (size_t)runs);
+        med[c] = bench_median(col, (size_t)runs);
         printf(" %*.1f", c == COL_PARSE ? 26 : 14, med[c]);
     }
     printf("\n");

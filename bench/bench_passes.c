@@ -17,51 +17,9 @@
 #include <time.h>
 
 #include "analysis/symbols.h"
+#include "bench_util.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* A /proc/self/status field in kB, or -1. */
-static long status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(field);
-    while (f && fgets(line, sizeof line, f)) {
-        if (!strncmp(line, field, n)) kb = strtol(line + n + 1, NULL, 10);
-    }
-    if (f) fclose(f);
-    return kb;
-}
-
-/* Resets VmHWM to the current RSS, so the next reading is the peak of what follows. */
-static void reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
 
 int main(int argc, char **argv)
 {
@@ -83,22 +41,22 @@ int main(int argc, char **argv)
             return 2;
         }
         nodes = gm_model_node_count(m);
-        reset_peak();
-        double t0 = now_ms();
+        bench_reset_peak();
+        double t0 = bench_now_ms();
         gm_symbols *s = NULL;
         if (gm_symbols_build(m, &s, &err) != GM_OK) {
             fprintf(stderr, "bench_passes: %s\n", err.message);
             return 2;
         }
-        double t1 = now_ms();
+        double t1 = bench_now_ms();
         gm_pass_report rep;
         gm_pass_set avail;
         if (gm_passes_run(m, 1u << GM_PASS_RW_CONFLICT, &rep, &avail, &err) != GM_OK) {
             fprintf(stderr, "bench_passes: %s\n", err.message);
             return 2;
         }
-        double t2 = now_ms();
-        long hwm = status_kb("VmHWM:");
+        double t2 = bench_now_ms();
+        long hwm = bench_status_kb("VmHWM:");
         if (hwm > stage_peak_kb) stage_peak_kb = hwm;
         sym_ms[r] = t1 - t0;
         rw_ms[r] = t2 - t1;
@@ -109,8 +67,8 @@ int main(int argc, char **argv)
         gm_symbols_free(s);
         gm_model_free(m);
     }
-    printf("median   %12.1f %18.1f %11.1f\n", median(sym_ms, (size_t)runs), median(rw_ms, (size_t)runs),
-           median(total_ms, (size_t)runs));
+    printf("median   %12.1f %18.1f %11.1f\n", bench_median(sym_ms, (size_t)runs), bench_median(rw_ms, (size_t)runs),
+           bench_median(total_ms, (size_t)runs));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("file: %s; nodes: %zu; peak RSS during the stages (model + symbols + pass): %.1f MB; "

@@ -48,6 +48,7 @@ static const gm_op_info k_ops[] = {
     {"AssignVariableOp", ASSIGN, GM_CTRL_NONE, 0, NAMES("resource", "value"), NULL},
     {"AtomicAddrClean", GM_OP_ATOMIC_CLEAN, GM_CTRL_NONE, 0, NULL, NULL},
     {"Case", CF, GM_CTRL_CASE, -1, NULL, NULL},
+    {"Cmo", GM_OP_CMO, GM_CTRL_NONE, 0, NULL, NULL},
     {"Const", CONST, GM_CTRL_NONE, 0, NULL, NULL},
     {"ConstPlaceHolder", CONST, GM_CTRL_NONE, 0, NULL, NULL},
     {"Constant", CONST, GM_CTRL_NONE, 0, NULL, NULL},
@@ -80,6 +81,7 @@ static const gm_op_info k_ops[] = {
     {"Rank", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"ReadVariableOp", IDENT, GM_CTRL_NONE, 0, NULL, NULL},
     {"RefData", REFDATA, GM_CTRL_NONE, 0, NULL, NULL},
+    {"RefSwitch", GM_OP_REF_SWITCH, GM_CTRL_NONE, 0, NULL, NULL},
     {"Reshape", GM_OP_PASS_THROUGH_0 | VIEW | GM_OP_RESHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"Scan", CF, GM_CTRL_WHILE, -1, NULL, NULL},
     {"ScatterAdd", REF, GM_CTRL_NONE, 0, NAMES("var", "indices", "updates"), NAMES("var")},
@@ -126,17 +128,18 @@ static const struct { gm_op_flag flag; const char *attr; } k_attr_flags[] = {
 
 bool gm_node_is(const gm_node *n, gm_op_flag flag)
 {
-    if (flag == GM_OP_REF_SWITCH) {
-        /* GE wraps framework ops it cannot run natively; the wrapped type decides. */
-        const char *orig = (n->op->flags & GM_OP_FRAMEWORK_OP) ? gm_attrs_get_string(n->attrs, "original_type") : NULL;
-        return orig && strcmp(orig, "RefSwitch") == 0;
-    }
     for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {
         if (k_attr_flags[i].flag != flag) continue;
         const gm_attr *a = gm_attr_find(n->attrs, k_attr_flags[i].attr);
         if (a && (a->kind == GM_ATTR_BOOL || a->kind == GM_ATTR_INT)) return gm_attr_bool(a);
     }
-    return (n->op->flags & flag) != 0;
+    uint32_t flags = n->op->flags;
+    if (flags & GM_OP_FRAMEWORK_OP) {
+        /* GE wraps ops it cannot run natively in a FrameworkOp: the wrapped type counts too. */
+        const char *orig = gm_attrs_get_string(n->attrs, "original_type");
+        if (orig) flags |= gm_op_lookup(orig)->flags;
+    }
+    return (flags & flag) != 0;
 }
 
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n) { return n->op->ctrl; }

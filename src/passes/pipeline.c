@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "conflict/lint.h"
 #include "conflict/rw_conflict.h"
 #include "graphmem/passes.h"
 #include "passes/dedicated.h"
@@ -16,7 +17,7 @@ static const struct {
     const char *name;
     gm_pass_fn run; /* NULL: not part of this version yet */
 } k_passes[GM_PASS_COUNT] = {
-    {GM_PASS_LINT, "lint", NULL},
+    {GM_PASS_LINT, "lint", gm_pass_lint},
     {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", gm_pass_hccl_memcpy},
     {GM_PASS_SUBGRAPH, "subgraph", gm_pass_subgraph},
     {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", gm_pass_inplace_support_check},
