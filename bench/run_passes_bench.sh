@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# run_passes_bench.sh — the compiler-side benchmark of BENCHMARKS.md: GE's symbol table and the
-# read/write conflict pass on generated models of 200,000 and 1,000,000 nodes (5 runs each,
-# medians), with the peak memory of the stages.
+# run_passes_bench.sh — the compiler-side benchmarks of BENCHMARKS.md: GE's symbol table and the
+# read/write conflict pass, and GraphLint, on generated models of 200,000 and 1,000,000 nodes
+# (5 runs each, medians), with the peak memory of the stages.
 #
 #   bench/run_passes_bench.sh BUILD_DIR      (`make bench` passes build/)
 set -euo pipefail
@@ -11,7 +11,8 @@ build="${1:?usage: bench/run_passes_bench.sh BUILD_DIR}"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 gen="$build/bench/gen_graph"
 passes="$build/bench/bench_passes"
-for exe in "$gen" "$passes"; do
+lint="$build/bench/bench_lint"
+for exe in "$gen" "$passes" "$lint"; do
   [ -x "$exe" ] || { echo "run_passes_bench: $exe is missing; build first (make)" >&2; exit 2; }
 done
 out="$root/bench/out"
@@ -24,5 +25,6 @@ for n in 200000 1000000; do
   file="$out/model_$n.json"
   [ -f "$file" ] || run "$gen" --nodes "$n" --streams 2 --seed 1 -o "$file"
   run "$passes" "$file" --runs 5
+  run "$lint" "$file" --runs 5
   echo
 done
