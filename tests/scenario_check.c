@@ -15,6 +15,7 @@
  * need huge integers must keep them to 15 digits.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,55 @@
 #include "graphmem/graph.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
+
+/* ---- scenario files (shared by every runner) ------------------------------------------------ */
+
+static int scn_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every <prefix>*.json in dir ("" = all), sorted by name so runs are deterministic. NULL with
+ * *count 0 when the folder cannot be read. Free with scn_free_list. */
+static char **scn_list_files(const char *dir, const char *prefix, size_t *count)
+{
+    DIR *d = opendir(dir);
+    char **v = NULL;
+    size_t n = 0, cap = 0, plen = strlen(prefix);
+    *count = 0;
+    if (!d) return NULL;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, plen) != 0 || len < plen + 6 ||
+            strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nv = realloc(v, cap * sizeof *v);
+            if (!nv) break;
+            v = nv;
+        }
+        if (!(v[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(v, n, sizeof *v, scn_cmp_str);
+    *count = n;
+    return v;
+}
+
+static void scn_free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* The text of dir/name, NUL-terminated (free with free()), or NULL. */
+static char *scn_slurp(const char *dir, const char *name, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = NULL;
+    gm_error err;
+    return gm_read_file(path, &text, len, &err) == GM_OK ? text : NULL;
+}
 
 /* ---- a growable text buffer for failure reports ------------------------------------------ */
 

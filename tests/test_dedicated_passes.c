@@ -18,7 +18,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 
 #include "scenario_check.c"
 
@@ -76,42 +75,12 @@ static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, 
 
 /* ---- the scenario files ------------------------------------------------------------------ */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
-static char **list_pass_scenarios(size_t *count)
-{
-    DIR *d = opendir(GM_SCENARIO_DIR);
-    char **v = NULL;
-    size_t n = 0, cap = 0;
-    *count = 0;
-    if (!d) return NULL;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "pass_", 5) != 0 || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            v = realloc(v, cap * sizeof *v);
-            assert_non_null(v);
-        }
-        v[n] = scn_strdup(e->d_name);
-        assert_non_null(v[n++]);
-    }
-    closedir(d);
-    qsort(v, n, sizeof *v, cmp_str);
-    *count = n;
-    return v;
-}
 
 static char *slurp_scenario(const char *name, size_t *len)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", GM_SCENARIO_DIR, name);
-    char *text = NULL;
-    gm_error err;
-    if (gm_read_file(path, &text, len, &err) != GM_OK) fail_msg("%s", err.message);
+    char *text = scn_slurp(GM_SCENARIO_DIR, name, len);
+    if (!text) fail_msg("cannot read %s/%s", GM_SCENARIO_DIR, name);
     return text;
 }
 
@@ -125,7 +94,7 @@ static void test_pass_scenarios(void **state)
 {
     (void)state;
     size_t n = 0, failed = 0, vacuous = 0;
-    char **names = list_pass_scenarios(&n);
+    char **names = scn_list_files(GM_SCENARIO_DIR, "pass_", &n);
     if (n < 40) fail_msg("expected the pass_*.json scenarios in %s, found %zu", GM_SCENARIO_DIR, n);
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
@@ -145,9 +114,8 @@ static void test_pass_scenarios(void **state)
         scn_buf_free(&none);
         scn_buf_free(&out);
         free(text);
-        free(names[i]);
     }
-    free(names);
+    scn_free_list(names, n);
     print_message("pass scenarios: %zu run, %zu failed, %zu vacuous\n", n, failed, vacuous);
     if (failed || vacuous) fail_msg("%zu of %zu pass scenarios failed, %zu vacuous", failed, n, vacuous);
     (void)scn_run_real; /* the real pipeline runs them in test_scenarios */

@@ -12,7 +12,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 
 #include "scenario_check.c"
 
@@ -23,29 +22,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
 
 static gm_model *read_json(const char *text)
 {
@@ -60,11 +36,9 @@ static gm_model *read_json(const char *text)
 /* The graph of a scenario file, read as a model (not yet run). */
 static gm_model *read_scenario_graph(const char *file)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", GM_SCENARIO_DIR, file);
     size_t len = 0;
-    char *text = slurp(path, &len);
-    if (!text) fail_msg("cannot read %s", path);
+    char *text = scn_slurp(GM_SCENARIO_DIR, file, &len);
+    if (!text) fail_msg("cannot read %s/%s", GM_SCENARIO_DIR, file);
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     assert_non_null(root);
@@ -363,25 +337,13 @@ static void test_need_check_skip_and_judge(void **state)
 static void test_rw_scenario_files(void **state)
 {
     (void)state;
-    DIR *d = opendir(GM_SCENARIO_DIR);
-    assert_non_null(d);
-    char **names = NULL;
     size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "rw_", 3) != 0 || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
-        names = realloc(names, (n + 1) * sizeof *names);
-        assert_non_null(names);
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
+    char **names = scn_list_files(GM_SCENARIO_DIR, "rw_", &n);
     if (n < 20) fail_msg("expected the rw_*.json scenarios, found %zu", n);
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", GM_SCENARIO_DIR, names[i]);
         size_t len = 0;
-        char *text = slurp(path, &len);
+        char *text = scn_slurp(GM_SCENARIO_DIR, names[i], &len);
         assert_non_null(text);
         scn_buf out = {0};
         size_t f = scn_check_text(names[i], text, len, run_rw_direct, NULL, &out);
@@ -389,9 +351,8 @@ static void test_rw_scenario_files(void **state)
         fputs(scn_buf_str(&out), stderr);
         scn_buf_free(&out);
         free(text);
-        free(names[i]);
     }
-    free(names);
+    scn_free_list(names, n);
     print_message("rw scenarios: %zu run, %zu failed\n", n, failed);
     if (failed) fail_msg("%zu of %zu rw scenarios failed", failed, n);
 }

@@ -14,80 +14,24 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 
 #include "scenario_check.c"
 
 /* ---- the scenario files ------------------------------------------------------------------ */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
-/* Every *.json in dir, sorted by name so runs are deterministic. */
-static char **list_scenarios(const char *dir, size_t *count)
-{
-    DIR *d = opendir(dir);
-    char **v = NULL;
-    size_t n = 0, cap = 0;
-    *count = 0;
-    if (!d) return NULL;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nv = realloc(v, cap * sizeof *v);
-            assert_non_null(nv);
-            v = nv;
-        }
-        v[n] = scn_strdup(e->d_name);
-        assert_non_null(v[n]);
-        n++;
-    }
-    closedir(d);
-    qsort(v, n, sizeof *v, cmp_str);
-    *count = n;
-    return v;
-}
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
 
 static void test_scenario_files(void **state)
 {
     (void)state;
     size_t n = 0;
-    char **names = list_scenarios(GM_SCENARIO_DIR, &n);
+    char **names = scn_list_files(GM_SCENARIO_DIR, "", &n);
     if (n == 0) fail_msg("no scenario files in %s", GM_SCENARIO_DIR);
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", GM_SCENARIO_DIR, names[i]);
         size_t len = 0;
-        char *text = slurp(path, &len);
+        char *text = scn_slurp(GM_SCENARIO_DIR, names[i], &len);
         scn_buf out = {0};
         size_t f;
         if (!text) {
@@ -100,9 +44,8 @@ static void test_scenario_files(void **state)
         fputs(scn_buf_str(&out), stderr); /* failures, and with GM_SCENARIO_VERBOSE the passes */
         scn_buf_free(&out);
         free(text);
-        free(names[i]);
     }
-    free(names);
+    scn_free_list(names, n);
     print_message("scenarios: %zu run, %zu passed, %zu failed\n", n, n - failed, failed);
     if (failed) fail_msg("%zu of %zu scenarios failed (details above)", failed, n);
 }
