@@ -76,6 +76,56 @@ static char *scn_slurp(const char *dir, const char *name, size_t *len)
     return gm_read_file(path, &text, len, &err) == GM_OK ? text : NULL;
 }
 
+/* (inline: not every runner that includes this file uses them.)
+ * The model of a scenario file's "graph", with its "options" set; NULL (and *why filled)
+ * when the file or its graph does not read. For direct tests of one pass. */
+static inline gm_model *scn_load_graph(const char *dir, const char *name, char *why, size_t cap)
+{
+    size_t len = 0;
+    char *text = scn_slurp(dir, name, &len);
+    if (!text) {
+        snprintf(why, cap, "cannot read %s/%s", dir, name);
+        return NULL;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    char *g = root ? cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "graph")) : NULL;
+    gm_model *m = NULL;
+    gm_error err;
+    if (!g) {
+        snprintf(why, cap, "%s: no graph", name);
+    } else if (gm_model_read_json(g, strlen(g), name, &m, &err) != GM_OK) {
+        snprintf(why, cap, "%s", err.message);
+    } else {
+        const cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options");
+        for (const cJSON *o = opts ? opts->child : NULL; o; o = o->next) {
+            if (!cJSON_IsString(o) || gm_model_set_option(m, o->string, o->valuestring) != GM_OK) {
+                snprintf(why, cap, "%s: option %s", name, o->string);
+                gm_model_free(m);
+                m = NULL;
+                break;
+            }
+        }
+    }
+    cJSON_free(g);
+    cJSON_Delete(root);
+    return m;
+}
+
+/* A model from an inline JSON text in which ' stands for " (readable C strings). */
+static inline gm_model *scn_load_quoted(const char *text, char *why, size_t cap)
+{
+    char *s = strdup(text);
+    if (!s) return NULL;
+    for (char *p = s; *p; p++)
+        if (*p == '\'') *p = '"';
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(s, strlen(s), "inline.json", &m, &err) != GM_OK) snprintf(why, cap, "%s", err.message);
+    free(s);
+    return m;
+}
+
 /* ---- a growable text buffer for failure reports ------------------------------------------ */
 
 typedef struct scn_buf {

@@ -137,32 +137,21 @@ static void test_lint_scenarios(void **state)
 
 static gm_model *load_q(const char *text)
 {
-    char *s = scn_strdup(text);
-    assert_non_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'') *p = '"';
-    gm_model *m = NULL;
-    gm_error err;
-    if (gm_model_read_json(s, strlen(s), "inline.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
-    free(s);
+    char why[1024] = "";
+    gm_model *m = scn_load_quoted(text, why, sizeof why);
+    if (!m) fail_msg("%s", why);
     return m;
 }
 
 static gm_model *load_scenario(const char *name)
 {
-    size_t len = 0;
-    char *text = slurp_scenario(name, &len);
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    assert_non_null(root);
-    char *g = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "graph"));
-    gm_model *m = NULL;
-    gm_error err;
-    if (gm_model_read_json(g, strlen(g), name, &m, &err) != GM_OK) fail_msg("%s", err.message);
-    cJSON_free(g);
-    cJSON_Delete(root);
-    free(text);
+    char why[1024] = "";
+    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, name, why, sizeof why);
+    if (!m) fail_msg("%s", why);
     return m;
 }
+
+
 
 /* Runs the pass; it must succeed whatever it finds. */
 static void lint_ok(gm_model *m, gm_pass_report *rep)

@@ -36,17 +36,9 @@ static gm_model *read_json(const char *text)
 /* The graph of a scenario file, read as a model (not yet run). */
 static gm_model *read_scenario_graph(const char *file)
 {
-    size_t len = 0;
-    char *text = scn_slurp(GM_SCENARIO_DIR, file, &len);
-    if (!text) fail_msg("cannot read %s/%s", GM_SCENARIO_DIR, file);
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    free(text);
-    assert_non_null(root);
-    char *g = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "graph"));
-    cJSON_Delete(root);
-    assert_non_null(g);
-    gm_model *m = read_json(g);
-    cJSON_free(g);
+    char why[1024] = "";
+    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, file, why, sizeof why);
+    if (!m) fail_msg("%s", why);
     return m;
 }
 
