@@ -5,7 +5,8 @@
  * by field into the IR builder; gm_model_finalize then resolves names and validates the
  * structure. This file owns the format's own rules: known keys only, no duplicate keys, the
  * JSON type of every field, dtype / memory-type / shape / size values, and attribute kinds.
- * Every message starts with the source name and says where: graph, node, field.
+ * Every message starts with the source name and says where: graph, node, field. Tensor descs
+ * and attributes are read in json_read_values.c.
  *
  * A big model is never held as one cJSON tree (json_split.c says why): the text is parsed
  * without the contents of the graphs' "nodes" arrays (the skeleton), and each node is parsed
@@ -26,53 +27,14 @@
 #include <string.h>
 
 #include "graphmem/io.h"
-#include "io/json_numbers.h"
-#include "io/json_split.h"
+#include "io/json_read_internal.h"
 #include "ir/ir.h"
 #include "ops/attr_table.h"
 #include "util/alloc.h"
 #include "util/strmap.h"
 #include "util/utf8.h"
 
-/* What kind of error was reported last; the whole reading reports them in this order of
- * precedence (highest last). */
-enum { ERR_WALK, ERR_LEXICAL, ERR_SYNTAX };
-
-/* Reader state. */
-typedef struct jr {
-    const char *src;  /* source name, first in every message */
-    const char *text; /* the whole text (after a BOM) */
-    size_t len;
-    gm_error *err;
-    gm_model *m;
-    gm_json_nums *nums;     /* the number tokens of the tree being read: one of the two below */
-    gm_json_nums tree_nums; /* the whole text's or the skeleton's */
-    gm_json_nums node_nums; /* the current node's, when split */
-    const gm_json_split *split; /* NULL: the whole text is one tree */
-    size_t arr, elem;           /* split: the first element not parsed yet (array, index) */
-    int kind;                   /* ERR_*: the kind of the error reported */
-} jr;
-
 /* ---- places and errors ----------------------------------------------------------------- */
-
-/*
- * Where a message points ("graph 'root': node 'n': output 0: attribute 'x'"), as a chain of
- * frames on the stack, one per level of the walk. It is rendered only when a message is
- * written: formatting it eagerly for every node, output and attribute cost a tenth of a
- * second on a 200,000-node model.
- */
-typedef enum { P_INDEX, P_NAME, P_SUBSCRIPT, P_BARE } place_style;
-
-typedef struct jplace {
-    const struct jplace *up;
-    const char *label;
-    const char *name; /* P_NAME: "label 'name'" */
-    size_t index;     /* P_INDEX: "label 3"; P_SUBSCRIPT: "label[3]" */
-    place_style style;
-} jplace;
-
-/* Places were formatted into buffers of this size (longer ones cut); rendering keeps that. */
-#define PLACE_CAP 512
 
 static const jplace k_options_place = {NULL, "options", NULL, 0, P_BARE};
 
@@ -93,10 +55,10 @@ static void put(char *buf, size_t cap, size_t *k, const char *fmt, ...)
     if (w > 0) *k = (size_t)w < cap - *k ? *k + (size_t)w : cap - 1;
 }
 
-static void render_place(const jplace *p, char *buf, size_t cap, size_t *k)
+void gm_jr_render_place(const jplace *p, char *buf, size_t cap, size_t *k)
 {
     if (!p) return;
-    render_place(p->up, buf, cap, k);
+    gm_jr_render_place(p->up, buf, cap, k);
     if (p->up) put(buf, cap, k, ": ");
     switch (p->style) {
     case P_INDEX: put(buf, cap, k, "%s %zu", p->label, p->index); break;
@@ -107,18 +69,12 @@ static void render_place(const jplace *p, char *buf, size_t cap, size_t *k)
 }
 
 /* GM_ERR_INPUT "<source>: <place>: <message>"; place may be NULL (the model itself). */
-static gm_status fail(jr *r, const jplace *place, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static gm_status fail(jr *r, const jplace *place, const char *fmt, ...)
+gm_status gm_jr_fail(jr *r, const jplace *place, const char *fmt, ...)
 {
     char where[PLACE_CAP], msg[768];
     size_t k = 0;
     where[0] = '\0';
-    render_place(place, where, sizeof where, &k);
+    gm_jr_render_place(place, where, sizeof where, &k);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -145,7 +101,7 @@ static gm_status fail_at(jr *r, size_t offset, const char *fmt, ...)
     return gm_error_set(r->err, GM_ERR_INPUT, "%s:%zu:%zu: %s", r->src, line, col, msg);
 }
 
-static gm_status oom(jr *r) { return gm_error_set(r->err, GM_ERR_NOMEM, "%s: out of memory", r->src); }
+gm_status gm_jr_oom(jr *r) { return gm_error_set(r->err, GM_ERR_NOMEM, "%s: out of memory", r->src); }
 
 /* ---- syntax and lexical errors -------------------------------------------------------- */
 
@@ -206,7 +162,7 @@ static gm_status lexical_error(jr *r, gm_json_lex lx, size_t at, size_t len)
     r->kind = ERR_LEXICAL;
     switch (lx) {
     case GM_JSON_LEX_OK: break;
-    case GM_JSON_LEX_NOMEM: return oom(r);
+    case GM_JSON_LEX_NOMEM: return gm_jr_oom(r);
     case GM_JSON_LEX_BAD_NUMBER:
         return fail_at(r, at, "malformed JSON: bad number '%.*s'", (int)(len < 32 ? len : 32), r->text + at);
     case GM_JSON_LEX_CONTROL:
@@ -233,14 +189,14 @@ static gm_status scan_disagrees(jr *r)
 /* ---- JSON value helpers ---------------------------------------------------------------- */
 
 /* An integer JSON number (integer text that fits int64). */
-static bool get_int(const jr *r, const cJSON *it, int64_t *v)
+bool gm_jr_get_int(const jr *r, const cJSON *it, int64_t *v)
 {
     if (!cJSON_IsNumber(it) || (it->type & (GM_JSON_FLOAT_TEXT | GM_JSON_INT_OVERFLOW))) return false;
     *v = r->nums->v[it->valueint].value;
     return true;
 }
 
-static const char *json_type_name(const cJSON *it)
+const char *gm_jr_type_name(const cJSON *it)
 {
     if (cJSON_IsBool(it)) return "a bool";
     if (cJSON_IsNull(it)) return "null";
@@ -251,31 +207,31 @@ static const char *json_type_name(const cJSON *it)
     return "invalid";
 }
 
-static gm_status want(jr *r, const jplace *place, const char *field, const cJSON *it, const char *what)
+gm_status gm_jr_want(jr *r, const jplace *place, const char *field, const cJSON *it, const char *what)
 {
-    return fail(r, place, "field '%s' must be %s, not %s", field, what, json_type_name(it));
+    return gm_jr_fail(r, place, "field '%s' must be %s, not %s", field, what, gm_jr_type_name(it));
 }
 
 /* A string field (NULL item = absent: *out stays). */
-static gm_status get_string_field(jr *r, const jplace *place, const char *field, const cJSON *it,
+gm_status gm_jr_get_string_field(jr *r, const jplace *place, const char *field, const cJSON *it,
                                   const char **out)
 {
     if (!it) return GM_OK;
-    if (!cJSON_IsString(it)) return want(r, place, field, it, "a string");
+    if (!cJSON_IsString(it)) return gm_jr_want(r, place, field, it, "a string");
     *out = it->valuestring;
     return GM_OK;
 }
 
 /* An integer field (absent: *out stays, *given false). */
-static gm_status get_int_field(jr *r, const jplace *place, const char *field, const cJSON *it,
+gm_status gm_jr_get_int_field(jr *r, const jplace *place, const char *field, const cJSON *it,
                                int64_t *out, bool *given)
 {
     if (given) *given = false;
     if (!it) return GM_OK;
-    if (!cJSON_IsNumber(it)) return want(r, place, field, it, "an integer");
+    if (!cJSON_IsNumber(it)) return gm_jr_want(r, place, field, it, "an integer");
     if (it->type & GM_JSON_INT_OVERFLOW)
-        return fail(r, place, "field '%s' is too large for a 64-bit integer", field);
-    if (!get_int(r, it, out)) return fail(r, place, "field '%s' must be an integer, not %.17g", field,
+        return gm_jr_fail(r, place, "field '%s' is too large for a 64-bit integer", field);
+    if (!gm_jr_get_int(r, it, out)) return gm_jr_fail(r, place, "field '%s' must be an integer, not %.17g", field,
                                           it->valuedouble);
     if (given) *given = true;
     return GM_OK;
@@ -284,7 +240,7 @@ static gm_status get_int_field(jr *r, const jplace *place, const char *field, co
 /* ---- objects: known keys, no duplicates ------------------------------------------------- */
 
 /* Fills items[i] with the member named keys[i]; rejects unknown and duplicate keys. */
-static gm_status take_fields(jr *r, const jplace *place, const cJSON *obj, const char *const *keys,
+gm_status gm_jr_take_fields(jr *r, const jplace *place, const cJSON *obj, const char *const *keys,
                              size_t nkeys, const cJSON **items)
 {
     for (size_t i = 0; i < nkeys; i++) items[i] = NULL;
@@ -302,9 +258,9 @@ static gm_status take_fields(jr *r, const jplace *place, const cJSON *obj, const
                 if (w < 0) break;
                 k += (size_t)w;
             }
-            return fail(r, place, "unknown key '%s' (expected %s)", c->string, list);
+            return gm_jr_fail(r, place, "unknown key '%s' (expected %s)", c->string, list);
         }
-        if (items[i]) return fail(r, place, "duplicate key '%s'", c->string);
+        if (items[i]) return gm_jr_fail(r, place, "duplicate key '%s'", c->string);
         items[i] = c;
     }
     return GM_OK;
@@ -312,14 +268,14 @@ static gm_status take_fields(jr *r, const jplace *place, const cJSON *obj, const
 
 /* Rejects duplicate keys in a free-form object (attrs, options). Small objects, the usual
  * case, are checked pairwise; big ones through a hash map so the check stays linear. */
-static gm_status check_unique_keys(jr *r, const jplace *place, const cJSON *obj)
+gm_status gm_jr_check_unique_keys(jr *r, const jplace *place, const cJSON *obj)
 {
     size_t n = 0;
     for (const cJSON *c = obj->child; c; c = c->next) n++;
     if (n <= 16) {
         for (const cJSON *a = obj->child; a; a = a->next) {
             for (const cJSON *b = a->next; b; b = b->next) {
-                if (strcmp(a->string, b->string) == 0) return fail(r, place, "duplicate key '%s'", a->string);
+                if (strcmp(a->string, b->string) == 0) return gm_jr_fail(r, place, "duplicate key '%s'", a->string);
             }
         }
         return GM_OK;
@@ -327,392 +283,11 @@ static gm_status check_unique_keys(jr *r, const jplace *place, const cJSON *obj)
     gm_strmap seen = {0};
     gm_status st = GM_OK;
     for (const cJSON *c = obj->child; c && st == GM_OK; c = c->next) {
-        if (gm_strmap_get(&seen, c->string)) st = fail(r, place, "duplicate key '%s'", c->string);
-        else if (gm_strmap_put(&seen, c->string, (void *)c)) st = oom(r);
+        if (gm_strmap_get(&seen, c->string)) st = gm_jr_fail(r, place, "duplicate key '%s'", c->string);
+        else if (gm_strmap_put(&seen, c->string, (void *)c)) st = gm_jr_oom(r);
     }
     gm_strmap_free(&seen);
     return st;
-}
-
-/* ---- attributes ------------------------------------------------------------------------ */
-
-/* The kind a JSON value has on its own; ATTR_EMPTY_LIST for [] (typed by the attr table). */
-#define ATTR_EMPTY_LIST GM_ATTR_KIND_COUNT
-#define ATTR_UNSUPPORTED (GM_ATTR_KIND_COUNT + 1)
-
-static const char *const k_bytes_key = "bytes_base64";
-static const char *const k_desc_key = "tensor_desc";
-
-/* A list of lists of integers (empty rows allowed). */
-static bool is_list_list_int(const cJSON *arr)
-{
-    for (const cJSON *row = arr->child; row; row = row->next) {
-        if (!cJSON_IsArray(row)) return false;
-        for (const cJSON *v = row->child; v; v = v->next) {
-            if (!cJSON_IsNumber(v) || (v->type & (GM_JSON_FLOAT_TEXT | GM_JSON_INT_OVERFLOW))) return false;
-        }
-    }
-    return true;
-}
-
-static int array_kind(const cJSON *arr)
-{
-    const cJSON *first = arr->child;
-    if (!first) return ATTR_EMPTY_LIST;
-    if (cJSON_IsArray(first)) return is_list_list_int(arr) ? GM_ATTR_LIST_LIST_INT : ATTR_UNSUPPORTED;
-    bool all_int = true;
-    for (const cJSON *v = arr->child; v; v = v->next) {
-        bool same = (cJSON_IsNumber(first) && cJSON_IsNumber(v)) ||
-                    (cJSON_IsString(first) && cJSON_IsString(v)) || (cJSON_IsBool(first) && cJSON_IsBool(v));
-        if (!same) return ATTR_UNSUPPORTED;
-        if (cJSON_IsNumber(v) && (v->type & (GM_JSON_FLOAT_TEXT | GM_JSON_INT_OVERFLOW))) all_int = false;
-    }
-    if (cJSON_IsNumber(first)) return all_int ? GM_ATTR_LIST_INT : GM_ATTR_LIST_FLOAT;
-    if (cJSON_IsString(first)) return GM_ATTR_LIST_STRING;
-    if (cJSON_IsBool(first)) return GM_ATTR_LIST_BOOL;
-    return ATTR_UNSUPPORTED;
-}
-
-/* {"tensor_desc": {...}} or {"bytes_base64": "..."}: the typed forms the writer uses for
- * values a plain JSON value cannot carry. */
-static int object_kind(const cJSON *obj)
-{
-    const cJSON *c = obj->child;
-    if (!c || c->next) return ATTR_UNSUPPORTED;
-    if (strcmp(c->string, k_desc_key) == 0 && cJSON_IsObject(c)) return GM_ATTR_TENSOR_DESC;
-    if (strcmp(c->string, k_bytes_key) == 0 && cJSON_IsString(c)) return GM_ATTR_BYTES;
-    return ATTR_UNSUPPORTED;
-}
-
-static int natural_kind(const cJSON *v)
-{
-    if (cJSON_IsBool(v)) return GM_ATTR_BOOL;
-    if (cJSON_IsString(v)) return GM_ATTR_STRING;
-    if (cJSON_IsNumber(v))
-        return (v->type & (GM_JSON_FLOAT_TEXT | GM_JSON_INT_OVERFLOW)) ? GM_ATTR_FLOAT : GM_ATTR_INT;
-    if (cJSON_IsArray(v)) return array_kind(v);
-    if (cJSON_IsObject(v)) return object_kind(v);
-    return ATTR_UNSUPPORTED;
-}
-
-static bool is_list_kind(int k)
-{
-    return k == GM_ATTR_LIST_INT || k == GM_ATTR_LIST_FLOAT || k == GM_ATTR_LIST_STRING ||
-           k == GM_ATTR_LIST_BOOL || k == GM_ATTR_LIST_LIST_INT;
-}
-
-/* The kind to store a value of natural kind `found` as, for an attribute whose kind is
- * known to be `want`; -1 when they do not match. Widening that loses nothing is allowed
- * (an integer for a float); a 0/1 for a bool is not: GE would not accept it either. */
-static int reconcile_kind(int want, int found)
-{
-    if (want == found) return want;
-    if (found == ATTR_EMPTY_LIST && is_list_kind(want)) return want;
-    if (want == GM_ATTR_FLOAT && found == GM_ATTR_INT) return want;
-    if (want == GM_ATTR_LIST_FLOAT && found == GM_ATTR_LIST_INT) return want;
-    if (want == GM_ATTR_BYTES && found == GM_ATTR_STRING) return want;
-    if (want == GM_ATTR_STRING && found == GM_ATTR_BYTES) return want;
-    return -1;
-}
-
-static const char *found_kind_name(int k)
-{
-    return k == ATTR_EMPTY_LIST ? "empty list" : gm_attr_kind_name((gm_attr_kind)k);
-}
-
-/* Base64 (RFC 4648, padded) into a fresh buffer, NUL-terminated; -1 when malformed, -2 on
- * allocation failure. */
-static int base64_decode(const char *s, char **out, size_t *out_len)
-{
-    size_t n = strlen(s);
-    if (n % 4) return -1;
-    char *buf = gm_malloc(n / 4 * 3 + 1);
-    if (!buf) return -2;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        uint32_t acc = 0;
-        int pad = 0;
-        for (size_t j = 0; j < 4; j++) {
-            char c = s[i + j];
-            int v;
-            if (c >= 'A' && c <= 'Z') v = c - 'A';
-            else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-            else if (c >= '0' && c <= '9') v = c - '0' + 52;
-            else if (c == '+') v = 62;
-            else if (c == '/') v = 63;
-            else if (c == '=' && i + 4 == n && j >= 2 && (j == 3 || s[i + 3] == '=')) { v = 0; pad++; }
-            else { gm_free(buf); return -1; }
-            if (pad && c != '=') { gm_free(buf); return -1; }
-            acc = acc << 6 | (uint32_t)v;
-        }
-        buf[k++] = (char)(acc >> 16);
-        if (pad < 2) buf[k++] = (char)(acc >> 8 & 0xFF);
-        if (pad < 1) buf[k++] = (char)(acc & 0xFF);
-    }
-    buf[k] = '\0';
-    *out = buf;
-    *out_len = k;
-    return 0;
-}
-
-static gm_status read_desc(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *obj);
-
-static gm_status set_list_int(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
-{
-    int64_t *a = gm_malloc(n * sizeof *a);
-    if (!a) return oom(r);
-    size_t i = 0;
-    for (const cJSON *e = v->child; e; e = e->next) get_int(r, e, &a[i++]);
-    gm_status st = gm_attr_set_list_int(list, name, a, n);
-    gm_free(a);
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-static gm_status set_list_float(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
-{
-    double *a = gm_malloc(n * sizeof *a);
-    if (!a) return oom(r);
-    size_t i = 0;
-    for (const cJSON *e = v->child; e; e = e->next) a[i++] = e->valuedouble;
-    gm_status st = gm_attr_set_list_float(list, name, a, n);
-    gm_free(a);
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-static gm_status set_list_string(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
-{
-    const char **a = gm_malloc(n * sizeof *a);
-    if (!a) return oom(r);
-    size_t i = 0;
-    for (const cJSON *e = v->child; e; e = e->next) a[i++] = e->valuestring;
-    gm_status st = gm_attr_set_list_string(list, name, a, n);
-    gm_free(a);
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-static gm_status set_list_bool(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
-{
-    bool *a = gm_malloc(n * sizeof *a);
-    if (!a) return oom(r);
-    size_t i = 0;
-    for (const cJSON *e = v->child; e; e = e->next) a[i++] = cJSON_IsTrue(e);
-    gm_status st = gm_attr_set_list_bool(list, name, a, n);
-    gm_free(a);
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-static gm_status set_list_list_int(jr *r, gm_attr **list, const char *name, const cJSON *v, size_t n)
-{
-    int64_t **rows = gm_calloc(n, sizeof *rows);
-    size_t *lens = gm_calloc(n, sizeof *lens);
-    gm_status st = rows && lens ? GM_OK : GM_ERR_NOMEM;
-    size_t i = 0;
-    for (const cJSON *row = v->child; row && st == GM_OK; row = row->next, i++) {
-        lens[i] = (size_t)cJSON_GetArraySize(row);
-        if (!(rows[i] = gm_malloc(lens[i] * sizeof **rows))) {
-            st = GM_ERR_NOMEM;
-            break;
-        }
-        size_t j = 0;
-        for (const cJSON *e = row->child; e; e = e->next) get_int(r, e, &rows[i][j++]);
-    }
-    if (st == GM_OK) st = gm_attr_set_list_list_int(list, name, (const int64_t *const *)rows, lens, n);
-    for (size_t k = 0; rows && k < n; k++) gm_free(rows[k]);
-    gm_free(rows);
-    gm_free(lens);
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-/* STRING or BYTES from a JSON string or the {"bytes_base64": ...} form. */
-static gm_status set_text(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v,
-                          gm_attr_kind kind)
-{
-    if (cJSON_IsString(v)) {
-        gm_status st = kind == GM_ATTR_STRING
-                           ? gm_attr_set_string(list, name, v->valuestring)
-                           : gm_attr_set_bytes(list, name, v->valuestring, strlen(v->valuestring));
-        return st == GM_OK ? GM_OK : oom(r);
-    }
-    char *data;
-    size_t len;
-    int rc = base64_decode(v->child->valuestring, &data, &len);
-    if (rc == -2) return oom(r);
-    if (rc == -1) return fail(r, place, "field '%s' is not valid base64", k_bytes_key);
-    gm_status st;
-    if (kind == GM_ATTR_STRING && memchr(data, '\0', len)) {
-        st = fail(r, place, "wrong kind: expected %s, found bytes holding a NUL",
-                  gm_attr_kind_name(GM_ATTR_STRING));
-    } else {
-        st = kind == GM_ATTR_STRING ? gm_attr_set_string(list, name, data)
-                                    : gm_attr_set_bytes(list, name, data, len);
-        if (st != GM_OK) st = oom(r);
-    }
-    gm_free(data);
-    return st;
-}
-
-static gm_status set_tensor_desc(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v)
-{
-    gm_tensor_desc d;
-    gm_desc_init(&d);
-    jplace p = {place, k_desc_key, NULL, 0, P_BARE};
-    gm_status st = read_desc(r, &p, &d, v->child);
-    if (st == GM_OK && gm_attr_set_tensor_desc(list, name, &d) != GM_OK) st = oom(r);
-    gm_desc_fini(&d);
-    return st;
-}
-
-/* Stores value v as an attribute of kind `kind` (already reconciled with v's own kind). */
-static gm_status set_attr(jr *r, const jplace *place, gm_attr **list, const char *name, const cJSON *v,
-                          gm_attr_kind kind)
-{
-    size_t n = cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
-    gm_status st = GM_OK;
-    int64_t iv = 0;
-    switch (kind) {
-    case GM_ATTR_BOOL: st = gm_attr_set_bool(list, name, cJSON_IsTrue(v)); break;
-    case GM_ATTR_INT:
-        get_int(r, v, &iv);
-        st = gm_attr_set_int(list, name, iv);
-        break;
-    case GM_ATTR_FLOAT: st = gm_attr_set_float(list, name, v->valuedouble); break;
-    case GM_ATTR_STRING:
-    case GM_ATTR_BYTES: return set_text(r, place, list, name, v, kind);
-    case GM_ATTR_LIST_INT: return set_list_int(r, list, name, v, n);
-    case GM_ATTR_LIST_FLOAT: return set_list_float(r, list, name, v, n);
-    case GM_ATTR_LIST_STRING: return set_list_string(r, list, name, v, n);
-    case GM_ATTR_LIST_BOOL: return set_list_bool(r, list, name, v, n);
-    case GM_ATTR_LIST_LIST_INT: return set_list_list_int(r, list, name, v, n);
-    case GM_ATTR_TENSOR_DESC: return set_tensor_desc(r, place, list, name, v);
-    default: {
-        char where[PLACE_CAP];
-        size_t k = 0;
-        where[0] = '\0';
-        render_place(place, where, sizeof where, &k);
-        return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: %s: bad attribute kind", r->src, where);
-    }
-    }
-    return st == GM_OK ? GM_OK : oom(r);
-}
-
-static const char *unsupported_why(const cJSON *v)
-{
-    if (cJSON_IsNull(v)) return "null";
-    if (cJSON_IsObject(v)) return "an object other than {\"tensor_desc\": {...}} or {\"bytes_base64\": \"...\"}";
-    if (cJSON_IsArray(v)) {
-        return cJSON_IsArray(v->child) ? "a list of lists holding something other than integers"
-                                       : "a list mixing value types or holding lists/objects/null";
-    }
-    return json_type_name(v);
-}
-
-static gm_status read_attr(jr *r, const jplace *owner_place, gm_attr **list, const cJSON *v)
-{
-    const char *name = v->string;
-    const jplace attr_place = {owner_place, "attribute", name, 0, P_NAME}, *place = &attr_place;
-    if (!*name) return fail(r, owner_place, "an attribute has an empty name");
-    int found = natural_kind(v);
-    if (found == ATTR_UNSUPPORTED) return fail(r, place, "unsupported value (%s)", unsupported_why(v));
-    gm_attr_kind known;
-    int kind;
-    if (gm_attr_known_kind(name, &known)) {
-        kind = reconcile_kind((int)known, found);
-        if (kind < 0)
-            return fail(r, place, "wrong kind: expected %s, found %s", gm_attr_kind_name(known),
-                        found_kind_name(found));
-    } else {
-        kind = found == ATTR_EMPTY_LIST ? GM_ATTR_LIST_INT : found;
-    }
-    return set_attr(r, place, list, name, v, (gm_attr_kind)kind);
-}
-
-static gm_status read_attrs(jr *r, const jplace *place, gm_attr **list, const cJSON *obj)
-{
-    if (!obj) return GM_OK;
-    if (!cJSON_IsObject(obj)) return want(r, place, "attrs", obj, "an object");
-    const jplace p = {place, "attrs", NULL, 0, P_BARE};
-    gm_status st = check_unique_keys(r, &p, obj);
-    for (const cJSON *c = obj->child; c && st == GM_OK; c = c->next) st = read_attr(r, place, list, c);
-    return st;
-}
-
-/* ---- tensor descs ---------------------------------------------------------------------- */
-
-enum { D_DTYPE, D_SHAPE, D_SIZE, D_MEMORY_TYPE, D_REUSE_INPUT, D_REUSE_INPUT_INDEX, D_LAYOUT, D_ATTRS, D_COUNT };
-static const char *const k_desc_keys[D_COUNT] = {"dtype", "shape", "size", "memory_type", "reuse_input",
-                                                 "reuse_input_index", "layout", "attrs"};
-
-static gm_status read_shape(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *arr)
-{
-    if (!cJSON_IsArray(arr)) return want(r, place, "shape", arr, "an array of integers");
-    int n = cJSON_GetArraySize(arr);
-    int64_t *dims = gm_malloc((size_t)n * sizeof *dims);
-    if (!dims) return oom(r);
-    gm_status st = GM_OK;
-    int i = 0;
-    for (const cJSON *e = arr->child; e && st == GM_OK; e = e->next, i++) {
-        if (!get_int(r, e, &dims[i])) {
-            st = fail(r, place, "field 'shape': dim %d must be an integer", i);
-        } else if (dims[i] < -2) {
-            st = fail(r, place, "field 'shape': dim %d is %lld (dims are >= 0, -1 = unknown, -2 = unknown rank)",
-                      i, (long long)dims[i]);
-        }
-    }
-    if (st == GM_OK && gm_desc_set_shape(d, dims, n) != GM_OK) st = oom(r);
-    gm_free(dims);
-    return st;
-}
-
-static gm_status read_size(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *it)
-{
-    if (!cJSON_IsNumber(it)) return want(r, place, "size", it, "an integer number of bytes");
-    if (it->type & GM_JSON_INT_OVERFLOW) return fail(r, place, "field 'size' overflows 64 bits");
-    int64_t v;
-    if (!get_int(r, it, &v)) return fail(r, place, "field 'size' must be an integer number of bytes, not %.17g",
-                                         it->valuedouble);
-    if (v < 0) return fail(r, place, "field 'size' is negative (%lld)", (long long)v);
-    gm_desc_set_size(d, v);
-    return GM_OK;
-}
-
-static gm_status read_desc(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *obj)
-{
-    if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object (a tensor desc), not %s", json_type_name(obj));
-    const cJSON *f[D_COUNT];
-    gm_status st = take_fields(r, place, obj, k_desc_keys, D_COUNT, f);
-    if (st != GM_OK) return st;
-
-    const char *s = NULL;
-    if ((st = get_string_field(r, place, "dtype", f[D_DTYPE], &s)) != GM_OK) return st;
-    if (s) {
-        gm_dtype dt;
-        if (!gm_dtype_from_name(s, &dt)) return fail(r, place, "unknown dtype '%s'", s);
-        gm_desc_set_dtype(d, dt);
-    }
-    if (f[D_SHAPE] && (st = read_shape(r, place, d, f[D_SHAPE])) != GM_OK) return st;
-    if (f[D_SIZE] && (st = read_size(r, place, d, f[D_SIZE])) != GM_OK) return st;
-    s = NULL;
-    if ((st = get_string_field(r, place, "memory_type", f[D_MEMORY_TYPE], &s)) != GM_OK) return st;
-    if (s) {
-        gm_mem_type mt;
-        if (!gm_mem_type_from_name(s, &mt))
-            return fail(r, place, "unknown memory_type '%s' (expected hbm, p2p, ts or host)", s);
-        gm_desc_set_mem_type(d, mt);
-    }
-    bool reuse = false, index_given;
-    if (f[D_REUSE_INPUT]) {
-        if (!cJSON_IsBool(f[D_REUSE_INPUT])) return want(r, place, "reuse_input", f[D_REUSE_INPUT], "a bool");
-        reuse = cJSON_IsTrue(f[D_REUSE_INPUT]);
-    }
-    int64_t index = 0;
-    st = get_int_field(r, place, "reuse_input_index", f[D_REUSE_INPUT_INDEX], &index, &index_given);
-    if (st != GM_OK) return st;
-    if (index < 0) return fail(r, place, "field 'reuse_input_index' is negative (%lld)", (long long)index);
-    if (reuse || index_given) gm_desc_set_reuse_input(d, reuse, index);
-    s = NULL;
-    if ((st = get_string_field(r, place, "layout", f[D_LAYOUT], &s)) != GM_OK) return st;
-    if (s && gm_desc_set_layout(d, s) != GM_OK) return oom(r);
-    return read_attrs(r, place, gm_desc_attrs(d), f[D_ATTRS]);
 }
 
 /* ---- nodes ----------------------------------------------------------------------------- */
@@ -729,43 +304,43 @@ static const char *const k_node_keys[N_COUNT] = {"name", "type", "inputs", "cont
  * hold ':' themselves. */
 static gm_status read_input(jr *r, const jplace *place, gm_node *n, size_t i, const cJSON *v)
 {
-    if (!cJSON_IsString(v)) return fail(r, place, "input %zu must be a string \"producer:index\", not %s", i,
-                                        json_type_name(v));
+    if (!cJSON_IsString(v)) return gm_jr_fail(r, place, "input %zu must be a string \"producer:index\", not %s", i,
+                                        gm_jr_type_name(v));
     const char *s = v->valuestring;
-    if (!*s) return gm_node_add_input_by_name(n, NULL, 0) == GM_OK ? GM_OK : oom(r);
+    if (!*s) return gm_node_add_input_by_name(n, NULL, 0) == GM_OK ? GM_OK : gm_jr_oom(r);
     const char *colon = strrchr(s, ':');
     if (!colon || colon == s)
-        return fail(r, place, "input %zu '%s': expected \"producer:index\" (or \"\" for unconnected)", i, s);
+        return gm_jr_fail(r, place, "input %zu '%s': expected \"producer:index\" (or \"\" for unconnected)", i, s);
     const char *d = colon + 1;
     int64_t idx = 0;
-    if (!*d) return fail(r, place, "input %zu '%s': missing output index after ':'", i, s);
+    if (!*d) return gm_jr_fail(r, place, "input %zu '%s': missing output index after ':'", i, s);
     for (; *d; d++) {
-        if (*d < '0' || *d > '9') return fail(r, place, "input %zu '%s': bad output index '%s'", i, s, colon + 1);
+        if (*d < '0' || *d > '9') return gm_jr_fail(r, place, "input %zu '%s': bad output index '%s'", i, s, colon + 1);
         idx = idx * 10 + (*d - '0');
-        if (idx > INT32_MAX) return fail(r, place, "input %zu '%s': output index too large", i, s);
+        if (idx > INT32_MAX) return gm_jr_fail(r, place, "input %zu '%s': output index too large", i, s);
     }
     /* The IR keeps its own copy of the producer's name, so a usual one is cut off on the stack
      * (an allocation per input showed in the profile of big models). */
     size_t plen = (size_t)(colon - s);
     char small[128];
     char *src = plen < sizeof small ? small : gm_malloc(plen + 1);
-    if (!src) return oom(r);
+    if (!src) return gm_jr_oom(r);
     memcpy(src, s, plen);
     src[plen] = '\0';
     gm_status st = gm_node_add_input_by_name(n, src, (int32_t)idx);
     if (src != small) gm_free(src);
-    return st == GM_OK ? GM_OK : oom(r);
+    return st == GM_OK ? GM_OK : gm_jr_oom(r);
 }
 
 /* An array field whose entries must all be strings (non-empty when `nonempty`). */
 static gm_status check_string_array(jr *r, const jplace *place, const char *field, const cJSON *arr, bool nonempty)
 {
-    if (!cJSON_IsArray(arr)) return want(r, place, field, arr, "an array of strings");
+    if (!cJSON_IsArray(arr)) return gm_jr_want(r, place, field, arr, "an array of strings");
     size_t i = 0;
     for (const cJSON *e = arr->child; e; e = e->next, i++) {
         if (!cJSON_IsString(e))
-            return fail(r, place, "field '%s': entry %zu must be a string, not %s", field, i, json_type_name(e));
-        if (nonempty && !*e->valuestring) return fail(r, place, "field '%s': entry %zu is empty", field, i);
+            return gm_jr_fail(r, place, "field '%s': entry %zu must be a string, not %s", field, i, gm_jr_type_name(e));
+        if (nonempty && !*e->valuestring) return gm_jr_fail(r, place, "field '%s': entry %zu is empty", field, i);
     }
     return GM_OK;
 }
@@ -774,7 +349,7 @@ static gm_status read_node_links(jr *r, const jplace *place, gm_node *n, const c
 {
     gm_status st;
     if (f[N_INPUTS]) {
-        if (!cJSON_IsArray(f[N_INPUTS])) return want(r, place, "inputs", f[N_INPUTS], "an array of strings");
+        if (!cJSON_IsArray(f[N_INPUTS])) return gm_jr_want(r, place, "inputs", f[N_INPUTS], "an array of strings");
         size_t i = 0;
         for (const cJSON *e = f[N_INPUTS]->child; e; e = e->next, i++) {
             if ((st = read_input(r, place, n, i, e)) != GM_OK) return st;
@@ -783,13 +358,13 @@ static gm_status read_node_links(jr *r, const jplace *place, gm_node *n, const c
     if (f[N_CONTROL_INPUTS]) {
         if ((st = check_string_array(r, place, "control_inputs", f[N_CONTROL_INPUTS], true)) != GM_OK) return st;
         for (const cJSON *e = f[N_CONTROL_INPUTS]->child; e; e = e->next) {
-            if (gm_node_add_control_input_by_name(n, e->valuestring) != GM_OK) return oom(r);
+            if (gm_node_add_control_input_by_name(n, e->valuestring) != GM_OK) return gm_jr_oom(r);
         }
     }
     if (f[N_SUBGRAPHS]) {
         if ((st = check_string_array(r, place, "subgraphs", f[N_SUBGRAPHS], true)) != GM_OK) return st;
         for (const cJSON *e = f[N_SUBGRAPHS]->child; e; e = e->next) {
-            if (gm_node_add_subgraph_by_name(n, e->valuestring) != GM_OK) return oom(r);
+            if (gm_node_add_subgraph_by_name(n, e->valuestring) != GM_OK) return gm_jr_oom(r);
         }
     }
     return GM_OK;
@@ -799,27 +374,27 @@ static gm_status read_node_descs(jr *r, const jplace *place, gm_node *n, const c
 {
     gm_status st;
     if (f[N_OUTPUTS]) {
-        if (!cJSON_IsArray(f[N_OUTPUTS])) return want(r, place, "outputs", f[N_OUTPUTS], "an array of tensor descs");
+        if (!cJSON_IsArray(f[N_OUTPUTS])) return gm_jr_want(r, place, "outputs", f[N_OUTPUTS], "an array of tensor descs");
         size_t k = 0;
         for (const cJSON *e = f[N_OUTPUTS]->child; e; e = e->next, k++) {
             gm_tensor_desc *d = gm_node_add_output(n);
-            if (!d) return oom(r);
+            if (!d) return gm_jr_oom(r);
             const jplace p = {place, "output", NULL, k, P_INDEX};
-            if ((st = read_desc(r, &p, d, e)) != GM_OK) return st;
+            if ((st = gm_jr_read_desc(r, &p, d, e)) != GM_OK) return st;
         }
     }
     if (f[N_INPUT_DESCS]) {
         const cJSON *arr = f[N_INPUT_DESCS];
-        if (!cJSON_IsArray(arr)) return want(r, place, "input_descs", arr, "an array of tensor descs");
+        if (!cJSON_IsArray(arr)) return gm_jr_want(r, place, "input_descs", arr, "an array of tensor descs");
         size_t cnt = (size_t)cJSON_GetArraySize(arr);
         if (cnt > gm_node_input_count(n))
-            return fail(r, place, "field 'input_descs' has %zu entries but the node has %zu inputs", cnt,
+            return gm_jr_fail(r, place, "field 'input_descs' has %zu entries but the node has %zu inputs", cnt,
                         gm_node_input_count(n));
         size_t i = 0;
         for (const cJSON *e = arr->child; e; e = e->next, i++) {
             const jplace p = {place, "input_descs", NULL, i, P_SUBSCRIPT};
             gm_tensor_desc *d = gm_node_input_desc(n, i);
-            st = d ? read_desc(r, &p, d, e) : oom(r);
+            st = d ? gm_jr_read_desc(r, &p, d, e) : gm_jr_oom(r);
             if (st != GM_OK) return st;
         }
     }
@@ -835,13 +410,13 @@ static gm_status read_io_names(jr *r, const jplace *place, gm_node *n, const cJS
     size_t have = inputs ? gm_node_input_count(n) : gm_node_output_count(n);
     size_t cnt = (size_t)cJSON_GetArraySize(arr);
     if (cnt > have)
-        return fail(r, place, "field '%s' has %zu entries but the node has %zu %s", field, cnt, have,
+        return gm_jr_fail(r, place, "field '%s' has %zu entries but the node has %zu %s", field, cnt, have,
                     inputs ? "inputs" : "outputs");
     size_t i = 0;
     for (const cJSON *e = arr->child; e; e = e->next, i++) {
         if (!*e->valuestring) continue;
         st = inputs ? gm_node_set_input_name(n, i, e->valuestring) : gm_node_set_output_name(n, i, e->valuestring);
-        if (st != GM_OK) return oom(r);
+        if (st != GM_OK) return gm_jr_oom(r);
     }
     return GM_OK;
 }
@@ -850,7 +425,7 @@ static gm_status read_node(jr *r, gm_graph *g, const jplace *gplace, size_t idx,
 {
     jplace node_place = {gplace, "node", NULL, idx, P_INDEX};
     const jplace *place = &node_place;
-    if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object, not %s", json_type_name(obj));
+    if (!cJSON_IsObject(obj)) return gm_jr_fail(r, place, "must be an object, not %s", gm_jr_type_name(obj));
     /* Name the node in messages as soon as it has a usable name. */
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(obj, "name");
     if (cJSON_IsString(nm) && *nm->valuestring) {
@@ -859,25 +434,25 @@ static gm_status read_node(jr *r, gm_graph *g, const jplace *gplace, size_t idx,
     }
 
     const cJSON *f[N_COUNT];
-    gm_status st = take_fields(r, place, obj, k_node_keys, N_COUNT, f);
+    gm_status st = gm_jr_take_fields(r, place, obj, k_node_keys, N_COUNT, f);
     if (st != GM_OK) return st;
-    if (!f[N_NAME]) return fail(r, place, "missing field 'name'");
-    if (!f[N_TYPE]) return fail(r, place, "missing field 'type'");
+    if (!f[N_NAME]) return gm_jr_fail(r, place, "missing field 'name'");
+    if (!f[N_TYPE]) return gm_jr_fail(r, place, "missing field 'type'");
     const char *name = NULL, *type = NULL;
-    if ((st = get_string_field(r, place, "name", f[N_NAME], &name)) != GM_OK) return st;
-    if ((st = get_string_field(r, place, "type", f[N_TYPE], &type)) != GM_OK) return st;
+    if ((st = gm_jr_get_string_field(r, place, "name", f[N_NAME], &name)) != GM_OK) return st;
+    if ((st = gm_jr_get_string_field(r, place, "type", f[N_TYPE], &type)) != GM_OK) return st;
 
     gm_node *n = gm_graph_add_node(g, name, type, r->err);
     if (!n) return r->err ? r->err->code : GM_ERR_INPUT;
 
     int64_t stream = 0;
-    if ((st = get_int_field(r, place, "stream", f[N_STREAM], &stream, NULL)) != GM_OK) return st;
+    if ((st = gm_jr_get_int_field(r, place, "stream", f[N_STREAM], &stream, NULL)) != GM_OK) return st;
     gm_node_set_stream(n, stream);
     if ((st = read_node_links(r, place, n, f)) != GM_OK) return st;
     if ((st = read_node_descs(r, place, n, f)) != GM_OK) return st;
     if (f[N_INPUT_NAMES] && (st = read_io_names(r, place, n, f[N_INPUT_NAMES], true)) != GM_OK) return st;
     if (f[N_OUTPUT_NAMES] && (st = read_io_names(r, place, n, f[N_OUTPUT_NAMES], false)) != GM_OK) return st;
-    return read_attrs(r, place, gm_node_attrs(n), f[N_ATTRS]);
+    return gm_jr_read_attrs(r, place, gm_node_attrs(n), f[N_ATTRS]);
 }
 
 /* ---- nodes one at a time (the split reading) ------------------------------------------- */
@@ -956,7 +531,7 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
 {
     jplace graph_place = {NULL, "graph", NULL, idx, P_INDEX};
     const jplace *place = &graph_place;
-    if (!cJSON_IsObject(obj)) return fail(r, place, "must be an object, not %s", json_type_name(obj));
+    if (!cJSON_IsObject(obj)) return gm_jr_fail(r, place, "must be an object, not %s", gm_jr_type_name(obj));
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(obj, "name");
     if (cJSON_IsString(nm) && *nm->valuestring) {
         graph_place.name = nm->valuestring;
@@ -964,18 +539,18 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
     }
 
     const cJSON *f[G_COUNT];
-    gm_status st = take_fields(r, place, obj, k_graph_keys, G_COUNT, f);
+    gm_status st = gm_jr_take_fields(r, place, obj, k_graph_keys, G_COUNT, f);
     if (st != GM_OK) return st;
-    if (!f[G_NAME]) return fail(r, place, "missing field 'name'");
+    if (!f[G_NAME]) return gm_jr_fail(r, place, "missing field 'name'");
     const char *name = NULL, *parent = NULL;
-    if ((st = get_string_field(r, place, "name", f[G_NAME], &name)) != GM_OK) return st;
-    if ((st = get_string_field(r, place, "parent", f[G_PARENT], &parent)) != GM_OK) return st;
+    if ((st = gm_jr_get_string_field(r, place, "name", f[G_NAME], &name)) != GM_OK) return st;
+    if ((st = gm_jr_get_string_field(r, place, "parent", f[G_PARENT], &parent)) != GM_OK) return st;
 
     gm_graph *g = gm_model_add_graph(r->m, name, parent, r->err);
     if (!g) return r->err ? r->err->code : GM_ERR_INPUT;
-    if ((st = read_attrs(r, place, gm_graph_attrs(g), f[G_ATTRS])) != GM_OK) return st;
+    if ((st = gm_jr_read_attrs(r, place, gm_graph_attrs(g), f[G_ATTRS])) != GM_OK) return st;
     if (!f[G_NODES]) return GM_OK;
-    if (!cJSON_IsArray(f[G_NODES])) return want(r, place, "nodes", f[G_NODES], "an array of nodes");
+    if (!cJSON_IsArray(f[G_NODES])) return gm_jr_want(r, place, "nodes", f[G_NODES], "an array of nodes");
     if (r->split) return read_split_nodes(r, g, place, f[G_NODES]);
     size_t i = 0;
     for (const cJSON *e = f[G_NODES]->child; e; e = e->next, i++) {
@@ -986,12 +561,12 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
 
 static gm_status read_options(jr *r, const cJSON *obj)
 {
-    if (!cJSON_IsObject(obj)) return want(r, NULL, "options", obj, "an object of strings");
-    gm_status st = check_unique_keys(r, &k_options_place, obj);
+    if (!cJSON_IsObject(obj)) return gm_jr_want(r, NULL, "options", obj, "an object of strings");
+    gm_status st = gm_jr_check_unique_keys(r, &k_options_place, obj);
     for (const cJSON *c = obj->child; c && st == GM_OK; c = c->next) {
         if (!cJSON_IsString(c))
-            return fail(r, &k_options_place, "option '%s' must be a string, not %s", c->string, json_type_name(c));
-        if (gm_model_set_option(r->m, c->string, c->valuestring) != GM_OK) st = oom(r);
+            return gm_jr_fail(r, &k_options_place, "option '%s' must be a string, not %s", c->string, gm_jr_type_name(c));
+        if (gm_model_set_option(r->m, c->string, c->valuestring) != GM_OK) st = gm_jr_oom(r);
     }
     return st;
 }
@@ -1001,27 +576,27 @@ static const char *const k_model_keys[M_COUNT] = {"graphmem", "name", "options",
 
 static gm_status read_model(jr *r, const cJSON *root)
 {
-    if (!cJSON_IsObject(root)) return fail(r, NULL, "the top level must be an object, not %s", json_type_name(root));
+    if (!cJSON_IsObject(root)) return gm_jr_fail(r, NULL, "the top level must be an object, not %s", gm_jr_type_name(root));
     const cJSON *f[M_COUNT];
-    gm_status st = take_fields(r, NULL, root, k_model_keys, M_COUNT, f);
+    gm_status st = gm_jr_take_fields(r, NULL, root, k_model_keys, M_COUNT, f);
     if (st != GM_OK) return st;
 
     int64_t version = 0;
-    if (!f[M_VERSION]) return fail(r, NULL, "missing field 'graphmem' (the format version, 1)");
-    if (!get_int(r, f[M_VERSION], &version))
-        return fail(r, NULL, "field 'graphmem' (the format version) must be the integer 1, not %s",
-                    json_type_name(f[M_VERSION]));
+    if (!f[M_VERSION]) return gm_jr_fail(r, NULL, "missing field 'graphmem' (the format version, 1)");
+    if (!gm_jr_get_int(r, f[M_VERSION], &version))
+        return gm_jr_fail(r, NULL, "field 'graphmem' (the format version) must be the integer 1, not %s",
+                    gm_jr_type_name(f[M_VERSION]));
     if (version != 1)
-        return fail(r, NULL, "unsupported format version %lld (this graphmem reads version 1)", (long long)version);
+        return gm_jr_fail(r, NULL, "unsupported format version %lld (this graphmem reads version 1)", (long long)version);
     const char *name = "";
-    if ((st = get_string_field(r, NULL, "name", f[M_NAME], &name)) != GM_OK) return st;
-    if (!f[M_GRAPHS]) return fail(r, NULL, "missing field 'graphs'");
-    if (!cJSON_IsArray(f[M_GRAPHS])) return want(r, NULL, "graphs", f[M_GRAPHS], "an array of graphs");
-    if (!f[M_GRAPHS]->child) return fail(r, NULL, "field 'graphs' is empty (the first graph is the root)");
+    if ((st = gm_jr_get_string_field(r, NULL, "name", f[M_NAME], &name)) != GM_OK) return st;
+    if (!f[M_GRAPHS]) return gm_jr_fail(r, NULL, "missing field 'graphs'");
+    if (!cJSON_IsArray(f[M_GRAPHS])) return gm_jr_want(r, NULL, "graphs", f[M_GRAPHS], "an array of graphs");
+    if (!f[M_GRAPHS]->child) return gm_jr_fail(r, NULL, "field 'graphs' is empty (the first graph is the root)");
 
-    if (!(r->m = gm_model_new(name)) || gm_model_set_source(r->m, r->src) != GM_OK) return oom(r);
+    if (!(r->m = gm_model_new(name)) || gm_model_set_source(r->m, r->src) != GM_OK) return gm_jr_oom(r);
     /* The split counted the nodes: size the name map once instead of rehashing as it fills. */
-    if (r->split && gm_model_reserve_nodes(r->m, r->split->n_ends) != GM_OK) return oom(r);
+    if (r->split && gm_model_reserve_nodes(r->m, r->split->n_ends) != GM_OK) return gm_jr_oom(r);
     if (f[M_OPTIONS] && (st = read_options(r, f[M_OPTIONS])) != GM_OK) return st;
     size_t i = 0;
     for (const cJSON *g = f[M_GRAPHS]->child; g; g = g->next, i++) {
@@ -1113,7 +688,7 @@ static bool read_split(jr *r, const gm_json_split *sp, gm_status *st)
     size_t slen;
     char *sk = gm_json_split_skeleton(r->text, r->len, sp, &slen);
     if (!sk) {
-        *st = oom(r);
+        *st = gm_jr_oom(r);
         return true;
     }
     const char *end = NULL;
@@ -1129,7 +704,7 @@ static bool read_split(jr *r, const gm_json_split *sp, gm_status *st)
         gm_json_lex lx = gm_json_scan_numbers(r->text, from, upto, &r->tree_nums, &at, &len);
         if (lx == GM_JSON_LEX_NOMEM) {
             cJSON_Delete(root);
-            *st = oom(r);
+            *st = gm_jr_oom(r);
             return true;
         }
         ok = lx == GM_JSON_LEX_OK;
@@ -1161,7 +736,7 @@ gm_status gm_model_read_json(const char *text, size_t len, const char *source, g
     gm_json_split sp = {0};
     gm_status st = GM_OK;
     gm_json_split_result sr = gm_json_split_scan(r.text, r.len, "graphs", "nodes", &sp);
-    if (sr == GM_JSON_SPLIT_NOMEM) st = oom(&r);
+    if (sr == GM_JSON_SPLIT_NOMEM) st = gm_jr_oom(&r);
     else if (sr != GM_JSON_SPLIT_OK || sp.n_arrays == 0 || !read_split(&r, &sp, &st)) st = read_whole(&r);
     gm_json_split_free(&sp);
     gm_free(r.tree_nums.v);
