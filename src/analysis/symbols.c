@@ -1,10 +1,13 @@
 /*
  * symbols.c — GE's symbol table (reference §2.2).
  *
- * Anchors are numbered densely: node t's outputs from out_base[t], its inputs from in_base[t]
- * (t = topological id). Each symbol keeps its anchors as a linked list (head, tail, next[]) in
- * the order they joined; a union re-points the smaller list's anchors and appends it to the
- * larger, so every anchor moves O(log n) times: near-linear overall.
+ * Anchors are numbered densely: node t's outputs from out_base[t - lo], its inputs from
+ * in_base[t - lo] (t = topological id). The table covers the topological ids [lo, hi): the
+ * whole model, or one graph and the graphs below it, which GetAllNodes order keeps together
+ * (a node's subgraphs follow it), so a graph's table costs its own size, not the model's.
+ * Each symbol keeps its anchors as a linked list (head, tail, next[]) in the order they
+ * joined; a union re-points the smaller list's anchors and appends it to the larger, so every
+ * anchor moves O(log n) times: near-linear overall.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,9 @@ typedef struct sym {
 
 struct gm_symbols {
     const gm_model *m;
-    uint32_t *out_base, *in_base; /* by topo id */
+    const gm_graph *top;          /* the graph built as its own model (the root for a model) */
+    size_t lo, hi;                /* the topological ids covered */
+    uint32_t *out_base, *in_base; /* by topo id - lo */
     uint32_t *anchor_node;        /* anchor -> topo id */
     uint32_t *anchor_index;       /* anchor -> index << 1 | out */
     int32_t *sym_of, *next;       /* by anchor */
@@ -37,7 +42,7 @@ struct gm_symbols {
 
 static uint32_t anchor_id(const gm_symbols *s, const gm_node *n, bool out, uint32_t index)
 {
-    return (out ? s->out_base : s->in_base)[n->topo_id] + index;
+    return (out ? s->out_base : s->in_base)[(size_t)n->topo_id - s->lo] + index;
 }
 
 gm_anchor gm_symbols_anchor(const gm_symbols *s, int32_t a)
@@ -47,6 +52,13 @@ gm_anchor gm_symbols_anchor(const gm_symbols *s, int32_t a)
 }
 
 /* ---- building ---- */
+
+/* Is n one of the table's nodes (a current node of top or below)? */
+static bool covered(const gm_symbols *s, const gm_node *n)
+{
+    return n->topo_id >= 0 && (size_t)n->topo_id >= s->lo && (size_t)n->topo_id < s->hi &&
+           gm_model_node_at(s->m, (size_t)n->topo_id) == n;
+}
 
 static int32_t new_symbol(gm_symbols *s, uint32_t a)
 {
@@ -126,6 +138,7 @@ static int map_merge_inputs(gm_symbols *s, const gm_node *n)
     }
     const char *ni = gm_attrs_get_string(n->attrs, "_next_iteration_node");
     const gm_node *nx = ni ? gm_model_find_node(s->m, ni) : NULL;
+    if (nx && !covered(s, nx)) nx = NULL;
     if (nx && nx->n_out > 0 && u >= 0) {
         uint32_t a = anchor_id(s, nx, true, 0);
         if (s->sym_of[a] < 0) return join(s, u, a);
@@ -136,7 +149,9 @@ static int map_merge_inputs(gm_symbols *s, const gm_node *n)
 
 static int map_inputs(gm_symbols *s, const gm_node *n)
 {
-    bool in_subgraph = n->graph->parent != NULL;
+    /* Only NetOutputs below the top graph stand for their parent's outputs: the top graph's
+     * own NetOutput is an ordinary node (GE's GetRefMapping run on that graph). */
+    bool in_subgraph = n->graph != s->top && n->graph->parent != NULL;
     if (n->op->flags & GM_OP_MERGE) return map_merge_inputs(s, n);
     for (uint32_t i = 0; i < n->n_in; i++) {
         int rc = in_subgraph && (n->op->flags & GM_OP_NETOUTPUT)
@@ -154,7 +169,7 @@ static int32_t ref_from_other(const gm_symbols *s, const gm_node *n, uint32_t k)
     const char *var = gm_attrs_get_string(n->out[k].desc.attrs, "ref_var_src_var_name");
     if (var) {
         const gm_node *x = gm_model_find_node(s->m, var);
-        if (x && x->graph == n->graph && !strcmp(x->type, "RefData") && x->n_out > 0)
+        if (x && x->graph == n->graph && covered(s, x) && !strcmp(x->type, "RefData") && x->n_out > 0)
             return s->sym_of[anchor_id(s, x, true, 0)];
     }
     if (n->graph->parent && (n->op->flags & GM_OP_VAR_LIKE) && (n->op->flags & GM_OP_DATA)) {
@@ -168,7 +183,8 @@ static int32_t ref_from_other(const gm_symbols *s, const gm_node *n, uint32_t k)
 
 static int map_outputs(gm_symbols *s, const gm_node *n)
 {
-    int64_t parent_in = gm_subgraph_data_parent_index(n);
+    /* The top graph's own Data nodes are ordinary nodes: their parent is outside the table. */
+    int64_t parent_in = n->graph == s->top ? -1 : gm_subgraph_data_parent_index(n);
     for (uint32_t k = 0; k < n->n_out; k++) {
         uint32_t a = anchor_id(s, n, true, k), in;
         if (s->sym_of[a] >= 0) continue; /* already joined (a parent output, a NextIteration) */
@@ -258,13 +274,13 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
 
 static gm_status index_anchors(gm_symbols *s, gm_error *err)
 {
-    size_t nn = gm_model_node_count(s->m);
+    size_t nn = s->hi - s->lo;
     uint64_t total = 0;
     s->out_base = gm_malloc((nn + 1) * sizeof *s->out_base);
     s->in_base = gm_malloc((nn + 1) * sizeof *s->in_base);
     if (!s->out_base || !s->in_base) goto oom;
     for (size_t t = 0; t < nn; t++) {
-        const gm_node *n = gm_model_node_at(s->m, t);
+        const gm_node *n = gm_model_node_at(s->m, s->lo + t);
         s->out_base[t] = (uint32_t)total;
         s->in_base[t] = (uint32_t)(total + n->n_out);
         total += (uint64_t)n->n_out + n->n_in;
@@ -278,13 +294,13 @@ static gm_status index_anchors(gm_symbols *s, gm_error *err)
     s->next = gm_malloc(na * sizeof *s->next);
     if (!s->anchor_node || !s->anchor_index || !s->sym_of || !s->next) goto oom;
     for (size_t t = 0; t < nn; t++) {
-        const gm_node *n = gm_model_node_at(s->m, t);
+        const gm_node *n = gm_model_node_at(s->m, s->lo + t);
         for (uint32_t k = 0; k < n->n_out; k++) {
-            s->anchor_node[s->out_base[t] + k] = (uint32_t)t;
+            s->anchor_node[s->out_base[t] + k] = (uint32_t)(s->lo + t);
             s->anchor_index[s->out_base[t] + k] = k << 1 | 1u;
         }
         for (uint32_t i = 0; i < n->n_in; i++) {
-            s->anchor_node[s->in_base[t] + i] = (uint32_t)t;
+            s->anchor_node[s->in_base[t] + i] = (uint32_t)(s->lo + t);
             s->anchor_index[s->in_base[t] + i] = i << 1;
         }
     }
@@ -294,14 +310,50 @@ oom:
     return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
 }
 
-gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err)
+static bool below_top(const gm_symbols *s, const gm_node *n)
+{
+    const gm_graph *g = n->graph;
+    /* Each step moves one graph up; a model has finitely many levels. */
+    for (size_t guard = 0; g && g != s->top && guard <= s->m->n_graphs; guard++) g = g->parent ? g->parent->graph : NULL;
+    return g == s->top;
+}
+
+/* The run of topological ids that holds top and the graphs below it. GetAllNodes order makes
+ * it one run; a model that is not sorted breaks that, and is refused. */
+static gm_status find_range(gm_symbols *s, gm_error *err)
+{
+    size_t nn = gm_model_node_count(s->m), own = 0, lo = nn;
+    if (s->top == gm_model_root(s->m)) {
+        s->lo = 0;
+        s->hi = nn;
+        return GM_OK;
+    }
+    for (uint32_t i = 0; i < s->top->nodes.n; i++) {
+        const gm_node *n = s->top->nodes.v[i];
+        if (n->dead) continue;
+        own++;
+        if (n->topo_id >= 0 && (size_t)n->topo_id < lo) lo = (size_t)n->topo_id;
+    }
+    size_t hi = own ? lo : 0, seen = 0;
+    if (!own) lo = 0;
+    for (; hi < nn && below_top(s, gm_model_node_at(s->m, hi)); hi++) seen += gm_model_node_at(s->m, hi)->graph == s->top;
+    if (seen != own)
+        return gm_error_set(err, GM_ERR_INTERNAL, "%s: graph '%s': symbols need a sorted model", s->m->source, s->top->name);
+    s->lo = lo;
+    s->hi = hi;
+    return GM_OK;
+}
+
+static gm_status build(const gm_model *m, const gm_graph *top, gm_symbols **out, gm_error *err)
 {
     *out = NULL;
     gm_symbols *s = gm_calloc(1, sizeof *s);
     if (!s) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
     s->m = m;
-    gm_status st = index_anchors(s, err);
-    for (size_t t = 0; st == GM_OK && t < gm_model_node_count(m); t++) {
+    s->top = top;
+    gm_status st = find_range(s, err);
+    if (st == GM_OK) st = index_anchors(s, err);
+    for (size_t t = s->lo; st == GM_OK && t < s->hi; t++) {
         const gm_node *n = gm_model_node_at(m, t);
         if (map_inputs(s, n) || map_outputs(s, n)) st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
     }
@@ -312,6 +364,20 @@ gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err)
     }
     *out = s;
     return GM_OK;
+}
+
+gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err)
+{
+    return build(m, gm_model_root(m), out, err);
+}
+
+gm_status gm_symbols_build_graph(const gm_model *m, const gm_graph *g, gm_symbols **out, gm_error *err)
+{
+    if (!g || gm_graph_model(g) != m) {
+        *out = NULL;
+        return gm_error_set(err, GM_ERR_INTERNAL, "%s: symbols of a graph that is not the model's", m->source);
+    }
+    return build(m, g, out, err);
 }
 
 void gm_symbols_free(gm_symbols *s)
@@ -332,8 +398,7 @@ void gm_symbols_free(gm_symbols *s)
 
 int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_t index)
 {
-    if (n->topo_id < 0 || (size_t)n->topo_id >= gm_model_node_count(s->m) || gm_model_node_at(s->m, (size_t)n->topo_id) != n)
-        return -1;
+    if (!covered(s, n)) return -1;
     if (index >= (out ? n->n_out : n->n_in)) return -1;
     return s->sym_of[anchor_id(s, n, out, index)];
 }

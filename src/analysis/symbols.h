@@ -22,6 +22,15 @@ typedef struct gm_anchor {
 } gm_anchor;
 
 gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err);
+/* GE's GetRefMapping run on one graph of the model as if it were the model: g's nodes and
+ * those of every subgraph below g, and no others. g's own Data and NetOutput nodes are
+ * ordinary nodes (a Data's output starts its own symbol, a NetOutput's inputs join their
+ * producers); Data and NetOutput of subgraphs below g join their parent's anchors as in
+ * gm_symbols_build. Costs the size of g and below, not the model's (they are one run of the
+ * model order). The model must be sorted where g is concerned: a node of g or below made
+ * since the last sort is GM_ERR_INTERNAL. For the root graph this is gm_symbols_build.
+ * Anchors of nodes outside g have no symbol (gm_symbols_find returns -1). */
+gm_status gm_symbols_build_graph(const gm_model *m, const gm_graph *g, gm_symbols **out, gm_error *err);
 void gm_symbols_free(gm_symbols *s);
 
 /* The symbol of an anchor, -1 when it has none (an unconnected subgraph Data's missing in). */

@@ -19,6 +19,8 @@ typedef enum gm_attr_owner { GM_ATTR_ON_NODE = 1, GM_ATTR_ON_DESC = 2, GM_ATTR_O
 #define GM_RT_MEMORY_P2P_DDR INT64_C(0x11)
 #define GM_RT_MEMORY_L1 (INT64_C(1) << 16)
 #define GM_RT_MEMORY_UB (INT64_C(1) << 17) /* assumed: GE's on-chip buffer type next to L1 */
+#define GM_RT_MEMORY_TS INT64_C(0x40)
+#define GM_RT_MEMORY_HOST INT64_C(0x81)
 
 /* True when `name` is a known attribute; *kind receives its kind. */
 bool gm_attr_known_kind(const char *name, gm_attr_kind *kind);
