@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "conflict/inplace.h"
 #include "conflict/layout_conflict.h"
 #include "conflict/lint.h"
 #include "conflict/rw_conflict.h"
@@ -28,7 +29,7 @@ static const struct {
     {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", gm_pass_mark_same_addr},
     {GM_PASS_RW_CONFLICT, "rw_conflict", gm_pass_rw_conflict},
     {GM_PASS_LAYOUT_CONFLICT, "layout_conflict", gm_pass_layout_conflict},
-    {GM_PASS_INPLACE, "inplace", NULL},
+    {GM_PASS_INPLACE, "inplace", gm_pass_inplace},
     {GM_PASS_SET_IO_OFFSET, "set_io_offset", gm_pass_set_io_offset},
 };
 
