@@ -89,7 +89,8 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     printf("  %-26s %zu (%zu subgraph%s)\n", "graphs", s->graphs, s->graphs - 1, s->graphs == 2 ? "" : "s");
     printf("  %-26s %zu / %zu\n", "nodes before / after", r->nodes_before, r->nodes_after);
     printf("  %-26s %zu, %zu data / %zu control edges\n", "streams, edges", s->streams, s->data_edges, s->control_edges);
-    printf("  %-26s %s\n", "passes run", ran);
+    if ((r->requested & r->available) == GM_PASS_SET_ALL) printf("  %-26s all %d, in GE's order\n", "passes run", GM_PASS_COUNT);
+    else printf("  %-26s %s\n", "passes run", ran);
     if (r->requested & ~r->available) printf("  %-26s %s\n", "passes not in this version", missing);
     printf("  %-26s %zu\n", "inserted nodes", total_inserted(&r->report));
     for (int i = 0; i < GM_PASS_COUNT; i++) {
