@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-
 #include "scenario_check.c"
+#include "scenario_cmocka.h"
 
 #include "conflict/rw_conflict.h"
 #include "ir/ir.h"
@@ -75,8 +75,6 @@ static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, 
 
 /* ---- the scenario files ------------------------------------------------------------------ */
 
-
-
 static char *slurp_scenario(const char *name, size_t *len)
 {
     char *text = scn_slurp(GM_SCENARIO_DIR, name, len);
@@ -122,24 +120,6 @@ static void test_pass_scenarios(void **state)
 }
 
 /* ---- helpers for the direct tests -------------------------------------------------------- */
-
-static gm_model *load_q(const char *text)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_quoted(text, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-static gm_model *load_scenario(const char *name)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, name, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-
 
 /* Runs one pass directly, as pipeline.c will, and re-sorts (a cycle would fail here). */
 static gm_status run_pass(gm_model *m, gm_pass_id id, pass_fn fn, gm_pass_report *rep, gm_error *err)

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "scenario_check.c"
+#include "scenario_cmocka.h"
 
 #include "analysis/symbols.h"
 #include "conflict/inplace.h"
@@ -52,22 +53,6 @@ static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, 
     memset(rep, 0, sizeof *rep);
     *available = GM_PASS_SET_ALL;
     return gm_model_toposort(m, err);
-}
-
-static gm_model *load_scenario(const char *name)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, name, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-static gm_model *load_q(const char *text)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_quoted(text, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
 }
 
 static gm_node *node(const gm_model *m, const char *name)

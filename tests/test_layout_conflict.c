@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "scenario_check.c"
+#include "scenario_cmocka.h"
 
 #include "analysis/symbols.h"
 #include "conflict/layout_checkers.h"
@@ -182,22 +183,6 @@ static void test_layout_scenarios(void **state)
 }
 
 /* ---- helpers for the direct tests -------------------------------------------------------- */
-
-static gm_model *load_q(const char *text)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_quoted(text, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-static gm_model *load_scenario(const char *name)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, name, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
 
 static gm_node *node(const gm_model *m, const char *name)
 {

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-
 #include "scenario_check.c"
+#include "scenario_cmocka.h"
 
 #include "analysis/reach.h"
 #include "conflict/lint.h"
@@ -61,8 +61,6 @@ static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, 
 }
 
 /* ---- the scenario files ------------------------------------------------------------------ */
-
-
 
 static char *slurp_scenario(const char *name, size_t *len)
 {
@@ -134,24 +132,6 @@ static void test_lint_scenarios(void **state)
 }
 
 /* ---- helpers for the direct tests -------------------------------------------------------- */
-
-static gm_model *load_q(const char *text)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_quoted(text, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-static gm_model *load_scenario(const char *name)
-{
-    char why[1024] = "";
-    gm_model *m = scn_load_graph(GM_SCENARIO_DIR, name, why, sizeof why);
-    if (!m) fail_msg("%s", why);
-    return m;
-}
-
-
 
 /* Runs the pass; it must succeed whatever it finds. */
 static void lint_ok(gm_model *m, gm_pass_report *rep)
