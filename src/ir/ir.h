@@ -115,6 +115,8 @@ struct gm_graph {
     gm_node_vec nodes;           /* given order; topological after sort */
     gm_attr *attrs;
     int64_t key_lo, key_hi;      /* smallest and largest order_key in use */
+    int8_t known_shape;          /* cached "every output size known": -1 not computed; reset by
+                                    each re-sort (passes copy descs, never make one dynamic) */
 };
 
 typedef struct gm_option {

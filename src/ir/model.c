@@ -250,6 +250,7 @@ gm_graph *gm_model_add_graph(gm_model *m, const char *name, const char *parent_n
         return NULL;
     }
     g->model = m;
+    g->known_shape = -1;
     m->graphs[m->n_graphs++] = g;
     m->resolved = false;
     return g;

@@ -218,6 +218,7 @@ gm_status gm_model_toposort(gm_model *m, gm_error *err)
     if (m->sorted) return GM_OK; /* nothing changed the graph since the last sort */
     gm_model_compact(m);
     for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        m->graphs[gi]->known_shape = -1; /* nodes came or went: ask again */
         gm_status st = sort_graph(m->graphs[gi], err);
         if (st != GM_OK) return st;
     }

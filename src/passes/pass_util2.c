@@ -91,13 +91,15 @@ out:
 
 bool gm_pass_graph_known_shape(const gm_graph *g)
 {
-    if (gm_attrs_get_bool(g->attrs, "_dynamic_shape_partitioned", false)) return false;
-    for (uint32_t i = 0; i < g->nodes.n; i++) {
+    /* Asked per node by several passes: walk the graph once per sort, not once per question. */
+    if (g->known_shape >= 0) return g->known_shape;
+    bool known = !gm_attrs_get_bool(g->attrs, "_dynamic_shape_partitioned", false);
+    for (uint32_t i = 0; known && i < g->nodes.n; i++) {
         const gm_node *n = g->nodes.v[i];
-        for (uint32_t k = 0; k < n->n_out; k++)
-            if (gm_desc_size(&n->out[k].desc) < 0) return false;
+        for (uint32_t k = 0; known && k < n->n_out; k++) known = gm_desc_size(&n->out[k].desc) >= 0;
     }
-    return true;
+    ((gm_graph *)g)->known_shape = known;
+    return known;
 }
 
 bool gm_pass_node_dynamic_shape(const gm_node *n)
