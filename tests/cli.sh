@@ -108,6 +108,14 @@ expect 2 "truncated onnx" "$GM" info "$TMP/cut.onnx" && has "$TMP/err" "cut.onnx
 printf 'graph {\n  name: "g"\n  op { name: "a" type: "Data" \n' >"$TMP/cut.txt"
 expect 2 "truncated GE dump" "$GM" info "$TMP/cut.txt" && has "$TMP/err" "cut.txt:" "names the file and line"
 
+# verify: a plan checked against its graph (0 good, 1 wrong, 2 bad input).
+P="$SRC/tests/data/plans"
+expect 0 "verify good plan" "$GM" verify "$P/relu.json" "$P/relu.plan.json" && has "$TMP/out" "plan OK" "verdict"
+expect 1 "verify overlapping plan" "$GM" verify "$P/relu.json" "$P/relu_overlap.plan.json"
+has "$TMP/out" "symbols 'x_out_0'" "names the symbols"
+expect 2 "verify needs two files" "$GM" verify "$P/relu.json"
+expect 2 "verify bad plan file" "$GM" verify "$P/relu.json" "$EX" && has "$TMP/err" "train_step.json" "names the file"
+
 # Real models that nobody here wrote.
 SHARED="$SRC/../shared/data/models"
 for f in "$SRC"/tests/data/models/*; do

@@ -37,6 +37,7 @@ gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out,
 int gm_cmd_plan(const gm_cli_opts *o);  /* plan and check */
 int gm_cmd_info(const gm_cli_opts *o);
 int gm_cmd_convert(const gm_cli_opts *o);
+int gm_cmd_verify(const gm_cli_opts *o); /* verify MODEL PLAN */
 void gm_cli_usage(const char *cmd);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);

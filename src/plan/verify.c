@@ -1,0 +1,730 @@
+/*
+ * verify.c — `graphmem verify`: checks a memory plan (spec/plan-format.md) against a model,
+ * independently of the planner. It reads the plan with cJSON and the model through the IR; it
+ * never builds the planner's symbol table (analysis/symbols.h), so a planner bug cannot
+ * vouch for itself. What must share an address is asked of analysis/ref.h (GE's
+ * IsRefFromInput), the same rules the model format defines.
+ *
+ * Checks, in order:
+ *  1. anchors: symbol ids are unique; every anchor names a node/index of the model and lies in
+ *     one symbol; every output of known non-zero size is placed; each consumer's in-anchor is
+ *     in its producer's symbol; ref outputs (in-place, views, pass-through, subgraph
+ *     Data/NetOutput, Merge and its NextIteration, GE's ref-from-RefData) share; and a symbol
+ *     holds one tensor only: its anchors are joined by those rules (no-padding group members,
+ *     views of the whole, may join it too);
+ *  2. sizes: each tensor fits its symbol (an anchor with its own "offset" lies inside it); a
+ *     tensor of unknown size lies in the dynamic region;
+ *  3. alignment of symbol offsets to the region's "align";
+ *  4. regions: known names, dynamic without offset, inside the region's size;
+ *  5. address overlap vs happens-before (verify_order.c builds the event order);
+ *  6. continuous groups.
+ *
+ * Cost: O(V + E + anchors + S log S) for 1-4 and 6 (S symbols); the overlap check is a sweep over address
+ * boundaries, O(S log S) to sort plus, per symbol entering or leaving the sweep, a binary
+ * search, an insertion into the active array (memmove: O(active)) and at most two
+ * happens-before tests of O((accesses of both) x streams touched). See verify_order.c.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/ref.h"
+#include "graphmem/io.h"
+#include "graphmem/plan.h"
+#include "ir/ir.h"
+#include "ops/op_table.h"
+#include "plan/verify_internal.h"
+#include "util/alloc.h"
+
+static const char *const kind_names[GM_PLAN_P_KIND_COUNT] = {
+    "unknown-anchor", "bad-order", "unplaced", "duplicate", "split", "too-small",
+    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated",
+};
+
+const char *gm_plan_problem_kind_name(gm_plan_problem_kind k)
+{
+    return (unsigned)k < GM_PLAN_P_KIND_COUNT ? kind_names[k] : "?";
+}
+
+void gm_plan_verdict_free(gm_plan_verdict *v)
+{
+    if (!v) return;
+    gm_free(v->problems);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- problems -------------------------------------------------------------------------- */
+
+gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_t b, const gm_node *n,
+                         int32_t index, bool out, const char *fmt, ...)
+{
+    gm_plan_verdict *v = c->v;
+    v->by_kind[kind]++;
+    if (v->n_problems >= GM_PLAN_VERDICT_MAX_PROBLEMS) {
+        v->dropped++;
+        return GM_OK;
+    }
+    if (!v->problems) {
+        v->problems = gm_calloc(GM_PLAN_VERDICT_MAX_PROBLEMS, sizeof *v->problems);
+        if (!v->problems) return GM_ERR_NOMEM;
+    }
+    gm_plan_problem *p = &v->problems[v->n_problems++];
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->index = n ? index : -1;
+    p->out = out;
+    if (a >= 0) snprintf(p->sym_a, sizeof p->sym_a, "%s", c->syms[a].id);
+    if (b >= 0) snprintf(p->sym_b, sizeof p->sym_b, "%s", c->syms[b].id);
+    if (n) snprintf(p->node, sizeof p->node, "%s", n->name);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof p->message, fmt, ap);
+    va_end(ap);
+    return GM_OK;
+}
+
+#define PROBLEM(...)                                                    \
+    do {                                                                \
+        if (gm_vfy_problem(__VA_ARGS__) != GM_OK) return GM_ERR_NOMEM;  \
+    } while (0)
+
+/* ---- parsing --------------------------------------------------------------------------- */
+
+/* JSON numbers are doubles: accept only integral values that a double holds exactly. */
+static bool json_int(const cJSON *o, int64_t *out)
+{
+    if (!cJSON_IsNumber(o)) return false;
+    double d = o->valuedouble;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0) return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+static int region_kind(const char *name)
+{
+    if (!strcmp(name, "feature_map")) return GM_VFY_R_FM;
+    if (!strcmp(name, "zero_copy")) return GM_VFY_R_ZC;
+    if (!strcmp(name, "fixed")) return GM_VFY_R_FIXED;
+    if (!strcmp(name, "dynamic")) return GM_VFY_R_DYN;
+    return -1;
+}
+
+/* The region a symbol names: listed ones by (name, memory type); one not listed gets GE's
+ * default alignment and no size bound (a plan need not list the fixed or dynamic region). */
+static int32_t find_region(gm_vfy *c, const char *name, gm_mem_type mt)
+{
+    for (size_t i = 0; i < c->n_regs; i++)
+        if (!strcmp(c->regs[i].name, name) && c->regs[i].mt == mt) return (int32_t)i;
+    if (c->n_regs == c->cap_regs) {
+        size_t cap = c->cap_regs;
+        if (gm_grow((void **)&c->regs, sizeof *c->regs, c->n_regs + 1, &cap)) return -2;
+        c->cap_regs = cap;
+    }
+    c->regs[c->n_regs] = (gm_vfy_region){name, mt, 0, 512, region_kind(name), false, 0};
+    return (int32_t)c->n_regs++;
+}
+
+static gm_status parse_regions(gm_vfy *c, const cJSON *regions, gm_error *err)
+{
+    if (!regions) return GM_OK;
+    if (!cJSON_IsArray(regions)) return gm_error_set(err, GM_ERR_INPUT, "%s: \"regions\" must be an array", c->src);
+    size_t i = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, regions) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
+        const cJSON *mtj = cJSON_GetObjectItemCaseSensitive(r, "memory_type");
+        gm_mem_type mt = GM_MEM_HBM;
+        int64_t size = 0, align = 512;
+        if (!cJSON_IsString(name))
+            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu has no string \"name\"", c->src, i);
+        if (mtj && (!cJSON_IsString(mtj) || !gm_mem_type_from_name(mtj->valuestring, &mt)))
+            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: unknown \"memory_type\"", c->src, i);
+        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(r, "size");
+        const cJSON *al = cJSON_GetObjectItemCaseSensitive(r, "align");
+        if (sz && (!json_int(sz, &size) || size < 0))
+            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: \"size\" must be a non-negative integer",
+                                c->src, i);
+        if (al && (!json_int(al, &align) || align <= 0))
+            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: \"align\" must be a positive integer", c->src, i);
+        int32_t k = find_region(c, name->valuestring, mt);
+        if (k < 0) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+        c->regs[k].size = size;
+        c->regs[k].align = align;
+        c->regs[k].listed = true;
+        c->v->region_bytes += size;
+        i++;
+    }
+    return GM_OK;
+}
+
+/* A malformed symbol: the file, the symbol's id and number, what is wrong. */
+static gm_status sym_bad(const gm_vfy *c, gm_error *err, size_t i, const char *id, const char *what)
+{
+    return gm_error_set(err, GM_ERR_INPUT, "%s: symbol '%s' (number %zu)%s", c->src, id, i, what);
+}
+
+static gm_status parse_anchor(gm_vfy *c, const cJSON *a, size_t si, gm_vfy_anchor *out, gm_error *err)
+{
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(a, "node");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, "out");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(a, "in");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(a, "offset");
+    int64_t idx;
+    if (!cJSON_IsString(node))
+        return sym_bad(c, err, si, c->syms[si].id, ": an anchor has no string \"node\"");
+    if ((o != NULL) == (in != NULL) || !json_int(o ? o : in, &idx) || idx < 0 || idx > INT32_MAX)
+        return sym_bad(c, err, si, c->syms[si].id, ": an anchor needs one non-negative \"out\" or \"in\"");
+    memset(out, 0, sizeof *out);
+    out->name = node->valuestring;
+    out->index = (uint32_t)idx;
+    out->out = o != NULL;
+    out->sym = (int32_t)si;
+    if (off && !cJSON_IsNull(off)) {
+        if (!json_int(off, &out->offset) || out->offset < 0)
+            return sym_bad(c, err, si, c->syms[si].id, ": an anchor's \"offset\" must be a non-negative integer");
+        out->has_offset = true;
+    }
+    return GM_OK;
+}
+
+static gm_status parse_symbols(gm_vfy *c, const cJSON *syms, gm_error *err)
+{
+    if (!cJSON_IsArray(syms))
+        return gm_error_set(err, GM_ERR_INPUT, "%s: \"symbols\" is missing or not an array", c->src);
+    size_t n = (size_t)cJSON_GetArraySize(syms), n_anc = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, syms) {
+        const cJSON *anc = cJSON_GetObjectItemCaseSensitive(s, "anchors");
+        if (cJSON_IsArray(anc)) n_anc += (size_t)cJSON_GetArraySize(anc);
+    }
+    c->syms = gm_calloc(n ? n : 1, sizeof *c->syms);
+    c->anc = gm_calloc(n_anc ? n_anc : 1, sizeof *c->anc);
+    if (!c->syms || !c->anc) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    size_t i = 0;
+    cJSON_ArrayForEach(s, syms) {
+        gm_vfy_sym *y = &c->syms[i];
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
+        if (!cJSON_IsObject(s) || !cJSON_IsString(id))
+            return gm_error_set(err, GM_ERR_INPUT, "%s: symbol %zu has no string \"id\"", c->src, i);
+        y->id = id->valuestring;
+        const cJSON *region = cJSON_GetObjectItemCaseSensitive(s, "region");
+        const cJSON *mtj = cJSON_GetObjectItemCaseSensitive(s, "memory_type");
+        const cJSON *off = cJSON_GetObjectItemCaseSensitive(s, "offset");
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(s, "size");
+        const cJSON *label = cJSON_GetObjectItemCaseSensitive(s, "batch_label");
+        const cJSON *anc = cJSON_GetObjectItemCaseSensitive(s, "anchors");
+        gm_mem_type mt = GM_MEM_HBM;
+        if (!cJSON_IsString(region))
+            return sym_bad(c, err, i, y->id, " has no string \"region\"");
+        if (mtj && (!cJSON_IsString(mtj) || !gm_mem_type_from_name(mtj->valuestring, &mt)))
+            return sym_bad(c, err, i, y->id, ": unknown \"memory_type\"");
+        if (!json_int(size, &y->size) || y->size < 0)
+            return sym_bad(c, err, i, y->id, ": \"size\" must be a non-negative integer");
+        if (off && !cJSON_IsNull(off)) {
+            if (!json_int(off, &y->offset) || y->offset < 0)
+                return sym_bad(c, err, i, y->id, ": \"offset\" must be a non-negative integer");
+            y->has_offset = true;
+        }
+        if (label && !cJSON_IsString(label) && !cJSON_IsNull(label))
+            return sym_bad(c, err, i, y->id, ": \"batch_label\" must be a string");
+        y->label = cJSON_IsString(label) ? label->valuestring : "";
+        if (!cJSON_IsArray(anc))
+            return sym_bad(c, err, i, y->id, " has no \"anchors\" array");
+        y->region = find_region(c, region->valuestring, mt);
+        if (y->region < 0) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+        y->first_anchor = (uint32_t)c->n_anc;
+        const cJSON *a;
+        cJSON_ArrayForEach(a, anc) {
+            gm_status st = parse_anchor(c, a, i, &c->anc[c->n_anc], err);
+            if (st != GM_OK) return st;
+            c->n_anc++;
+        }
+        y->n_anchors = (uint32_t)(c->n_anc - y->first_anchor);
+        i++;
+    }
+    c->n_syms = i;
+    c->v->symbols = i;
+    return GM_OK;
+}
+
+/* qsort has no context argument in C11; thread-local so verifiers may run side by side */
+static _Thread_local const gm_vfy *g_ids_ctx;
+
+static int by_id(const void *p, const void *q)
+{
+    int32_t a = *(const int32_t *)p, b = *(const int32_t *)q;
+    int r = strcmp(g_ids_ctx->syms[a].id, g_ids_ctx->syms[b].id);
+    return r ? r : (a > b) - (a < b);
+}
+
+/* Symbol ids name the problems: two symbols with one id would make every message ambiguous. */
+static gm_status check_ids(gm_vfy *c)
+{
+    int32_t *ids = gm_malloc((c->n_syms ? c->n_syms : 1) * sizeof *ids);
+    if (!ids) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < c->n_syms; i++) ids[i] = (int32_t)i;
+    g_ids_ctx = c;
+    qsort(ids, c->n_syms, sizeof *ids, by_id);
+    gm_status st = GM_OK;
+    for (size_t i = 1; i < c->n_syms && st == GM_OK; i++)
+        if (!strcmp(c->syms[ids[i - 1]].id, c->syms[ids[i]].id))
+            st = gm_vfy_problem(c, GM_PLAN_P_DUPLICATE, ids[i - 1], ids[i], NULL, -1, false,
+                                "two symbols (numbers %d and %d) have the id '%s'", ids[i - 1], ids[i],
+                                c->syms[ids[i]].id);
+    gm_free(ids);
+    return st;
+}
+
+/* ---- anchors --------------------------------------------------------------------------- */
+
+/* Per-node anchor slots: node topo id -> first out / in slot. */
+static gm_status build_slots(gm_vfy *c)
+{
+    size_t n = c->n_nodes, no = 0, ni = 0;
+    c->out_base = gm_malloc((n + 1) * sizeof *c->out_base);
+    c->in_base = gm_malloc((n + 1) * sizeof *c->in_base);
+    if (!c->out_base || !c->in_base) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const gm_node *x = gm_model_node_at(c->m, i);
+        c->out_base[i] = no;
+        c->in_base[i] = ni;
+        no += x->n_out;
+        ni += x->n_in;
+    }
+    c->out_base[n] = no;
+    c->in_base[n] = ni;
+    c->out_sym = gm_malloc((no ? no : 1) * sizeof *c->out_sym);
+    c->in_sym = gm_malloc((ni ? ni : 1) * sizeof *c->in_sym);
+    c->out_anc = gm_malloc((no ? no : 1) * sizeof *c->out_anc);
+    c->in_anc = gm_malloc((ni ? ni : 1) * sizeof *c->in_anc);
+    if (!c->out_sym || !c->in_sym || !c->out_anc || !c->in_anc) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < no; i++) c->out_sym[i] = c->out_anc[i] = -1;
+    for (size_t i = 0; i < ni; i++) c->in_sym[i] = c->in_anc[i] = -1;
+    return GM_OK;
+}
+
+static int32_t *sym_slot(gm_vfy *c, const gm_node *n, bool out, uint32_t i)
+{
+    return out ? &c->out_sym[c->out_base[n->topo_id] + i] : &c->in_sym[c->in_base[n->topo_id] + i];
+}
+
+static int32_t anc_of(const gm_vfy *c, const gm_node *n, bool out, uint32_t i)
+{
+    return out ? c->out_anc[c->out_base[n->topo_id] + i] : c->in_anc[c->in_base[n->topo_id] + i];
+}
+
+/* Bytes of the tensor at an anchor: an output's desc; an input is its producer's output. */
+int64_t gm_vfy_anchor_bytes(const gm_node *n, bool out, uint32_t i)
+{
+    if (out) return gm_desc_size(&n->out[i].desc);
+    const gm_in_slot *s = &n->in[i];
+    if (s->src) return gm_desc_size(&s->src->out[s->src_index].desc);
+    return gm_desc_size(&n->in_desc[i]);
+}
+
+static gm_status resolve_anchors(gm_vfy *c)
+{
+    for (size_t k = 0; k < c->n_anc; k++) {
+        gm_vfy_anchor *a = &c->anc[k];
+        gm_node *n = gm_model_find_node(c->m, a->name);
+        uint32_t count = n ? (a->out ? n->n_out : n->n_in) : 0;
+        if (!n || a->index >= count) {
+            PROBLEM(c, GM_PLAN_P_UNKNOWN_ANCHOR, a->sym, -1, NULL, -1, a->out,
+                    n ? "symbol '%s': node '%s' has no %s %u" : "symbol '%s': no node '%s' in the model%s",
+                    c->syms[a->sym].id, a->name, n ? (a->out ? "output" : "input") : "", a->index);
+            continue;
+        }
+        a->node = n;
+        int32_t *slot = sym_slot(c, n, a->out, a->index);
+        if (*slot >= 0 && *slot != a->sym) {
+            PROBLEM(c, GM_PLAN_P_DUPLICATE, *slot, a->sym, n, (int32_t)a->index, a->out,
+                    "%s:%s %u is in two symbols, '%s' and '%s'", n->name, a->out ? "out" : "in", a->index,
+                    c->syms[*slot].id, c->syms[a->sym].id);
+            continue;
+        }
+        *slot = a->sym;
+        int32_t *as = a->out ? &c->out_anc[c->out_base[n->topo_id] + a->index]
+                             : &c->in_anc[c->in_base[n->topo_id] + a->index];
+        *as = (int32_t)k;
+    }
+    return GM_OK;
+}
+
+/* Union-find over the plan's anchors: which anchors of a symbol the graph makes one tensor. */
+static int32_t uf_find(gm_vfy *c, int32_t a)
+{
+    while (c->uf[a] != a) {
+        c->uf[a] = c->uf[c->uf[a]]; /* path halving */
+        a = c->uf[a];
+    }
+    return a;
+}
+
+static void uf_union(gm_vfy *c, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0) return;
+    a = uf_find(c, a);
+    b = uf_find(c, b);
+    if (a != b) c->uf[a > b ? a : b] = a > b ? b : a;
+}
+
+/* Two anchors that must be one address: the same symbol (then they are one tensor). */
+static gm_status must_share(gm_vfy *c, const gm_node *x, bool xo, uint32_t xi, const gm_node *y, bool yo,
+                            uint32_t yi, const char *why)
+{
+    int32_t sx = *sym_slot(c, x, xo, xi), sy = *sym_slot(c, y, yo, yi);
+    if (sx < 0 || sy < 0) return GM_OK; /* an unplaced anchor is reported on its own */
+    if (sx == sy) uf_union(c, anc_of(c, x, xo, xi), anc_of(c, y, yo, yi));
+    if (sx != sy) {
+        PROBLEM(c, GM_PLAN_P_SPLIT, sx, sy, y, (int32_t)yi, yo,
+                "%s:%s %u (symbol '%s') and %s:%s %u (symbol '%s') must share one address: %s", x->name,
+                xo ? "out" : "in", xi, c->syms[sx].id, y->name, yo ? "out" : "in", yi, c->syms[sy].id, why);
+    }
+    return GM_OK;
+}
+
+/* GE's "ref from other" (symbols are built the same way): an output naming a RefData of its
+ * graph by ref_var_src_var_name, or a subgraph RefData ordered after a subgraph Data by a
+ * control edge, is that node's output 0 — instead of the ref input rule. */
+static const gm_node *ref_from_other(const gm_vfy *c, const gm_node *n, uint32_t k)
+{
+    const uint32_t refdata = GM_OP_VAR_LIKE | GM_OP_DATA;
+    const char *var = gm_attrs_get_string(n->out[k].desc.attrs, "ref_var_src_var_name");
+    if (var) {
+        const gm_node *x = gm_model_find_node(c->m, var);
+        if (x && x->graph == n->graph && (x->op->flags & refdata) == refdata && x->n_out > 0) return x;
+    }
+    if (n->graph->parent && (n->op->flags & refdata) == refdata) {
+        for (uint32_t i = 0; i < n->ctrl_in.n; i++) {
+            const gm_node *d = n->ctrl_in.v[i];
+            if (gm_subgraph_data_parent_index(d) >= 0 && d->n_out > 0) return d;
+        }
+    }
+    return NULL;
+}
+
+/* Each symbol must be one tensor: its anchors joined by the rules above. Two outputs with no
+ * such tie in one symbol would share an address for their whole lives, which the overlap
+ * check (between symbols) never sees. */
+static gm_status check_unrelated(gm_vfy *c)
+{
+    for (size_t s = 0; s < c->n_syms; s++) {
+        const gm_vfy_sym *y = &c->syms[s];
+        int32_t root = -1, first = -1;
+        for (uint32_t k = 0; k < y->n_anchors; k++) {
+            int32_t a = (int32_t)(y->first_anchor + k);
+            if (!c->anc[a].node || anc_of(c, c->anc[a].node, c->anc[a].out, c->anc[a].index) != a) continue;
+            int32_t r = uf_find(c, a);
+            if (root < 0) {
+                root = r, first = a;
+                continue;
+            }
+            if (r == root) continue;
+            const gm_vfy_anchor *x = &c->anc[first], *z = &c->anc[a];
+            PROBLEM(c, GM_PLAN_P_UNRELATED, (int32_t)s, -1, z->node, (int32_t)z->index, z->out,
+                    "symbol '%s' joins %s:%s %u and %s:%s %u, which the graph does not make one tensor "
+                    "(give each its own symbol; symbols may share addresses where liveness allows)",
+                    y->id, x->node->name, x->out ? "out" : "in", x->index, z->node->name, z->out ? "out" : "in",
+                    z->index);
+            break;
+        }
+    }
+    return GM_OK;
+}
+
+static gm_status check_anchors(gm_vfy *c)
+{
+    c->uf = gm_malloc((c->n_anc ? c->n_anc : 1) * sizeof *c->uf);
+    if (!c->uf) return GM_ERR_NOMEM;
+    for (size_t a = 0; a < c->n_anc; a++) c->uf[a] = (int32_t)a;
+    for (size_t t = 0; t < c->n_nodes; t++) {
+        const gm_node *n = gm_model_node_at(c->m, t);
+        for (uint32_t k = 0; k < n->n_out; k++) {
+            int64_t sz = gm_desc_size(&n->out[k].desc);
+            if (*sym_slot(c, n, true, k) < 0 && sz > 0)
+                PROBLEM(c, GM_PLAN_P_UNPLACED, -1, -1, n, (int32_t)k, true,
+                        "output %s:out %u (%lld bytes) is in no symbol", n->name, k, (long long)sz);
+        }
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            const gm_in_slot *s = &n->in[i];
+            if (!s->src) continue;
+            int32_t ps = *sym_slot(c, s->src, true, (uint32_t)s->src_index);
+            int32_t is = *sym_slot(c, n, false, i);
+            if (ps >= 0 && is < 0)
+                PROBLEM(c, GM_PLAN_P_UNPLACED, ps, -1, n, (int32_t)i, false,
+                        "consumer anchor %s:in %u is missing from its producer %s:out %d's symbol '%s'", n->name, i,
+                        s->src->name, s->src_index, c->syms[ps].id);
+            else if (must_share(c, s->src, true, (uint32_t)s->src_index, n, false, i, "a data edge") != GM_OK)
+                return GM_ERR_NOMEM;
+        }
+        /* ref outputs: in-place ops, views, pass-through, subgraph Data (its parent's input) */
+        for (uint32_t k = 0; k < n->n_out; k++) {
+            uint32_t in;
+            const gm_node *other = ref_from_other(c, n, k);
+            if (other) {
+                if (must_share(c, other, true, 0, n, true, k, "the output refers to that RefData") != GM_OK)
+                    return GM_ERR_NOMEM;
+                continue;
+            }
+            if (!gm_ref_input_of_output(n, k, &in)) continue;
+            int64_t pidx = gm_subgraph_data_parent_index(n);
+            gm_status st;
+            if (pidx >= 0) {
+                const gm_node *p = n->graph->parent;
+                if (pidx >= (int64_t)p->n_in) continue;
+                st = must_share(c, p, false, (uint32_t)pidx, n, true, k, "a subgraph Data is its parent's input");
+            } else {
+                if (in >= n->n_in) continue;
+                st = must_share(c, n, false, in, n, true, k, "the output is a ref of that input");
+            }
+            if (st != GM_OK) return st;
+        }
+        /* subgraph NetOutput: input with _parent_node_index p is the parent's output p */
+        if (n->graph->parent && (n->op->flags & GM_OP_NETOUTPUT)) {
+            const gm_node *p = n->graph->parent;
+            for (uint32_t i = 0; i < n->n_in; i++) {
+                const gm_attr *pa = gm_attr_find(n->in_desc[i].attrs, "_parent_node_index");
+                if (!pa || pa->kind != GM_ATTR_INT || pa->u.i < 0 || pa->u.i >= (int64_t)p->n_out) continue;
+                if (must_share(c, p, true, (uint32_t)pa->u.i, n, false, i,
+                               "a subgraph NetOutput input is its parent's output") != GM_OK)
+                    return GM_ERR_NOMEM;
+            }
+        }
+        if ((n->op->flags & GM_OP_MERGE) && n->n_in > 0) {
+            for (uint32_t i = 1; i < n->n_in; i++)
+                if (must_share(c, n, false, 0, n, false, i, "Merge inputs are one tensor") != GM_OK)
+                    return GM_ERR_NOMEM;
+            const char *ni = gm_attrs_get_string(n->attrs, "_next_iteration_node");
+            const gm_node *nx = ni ? gm_model_find_node(c->m, ni) : NULL;
+            if (nx && nx->n_out > 0 &&
+                must_share(c, n, false, 0, nx, true, 0, "a NextIteration feeds its Merge across the loop edge") !=
+                    GM_OK)
+                return GM_ERR_NOMEM;
+        }
+        /* no-padding groups: the members are views of the whole, at their own offsets, and may
+         * be anchors of its symbol (the planner's choice: not required) */
+        bool nopad_in = gm_attrs_get_bool(n->attrs, "_no_padding_continuous_input", false);
+        bool nopad_out = gm_attrs_get_bool(n->attrs, "_no_padding_continuous_output", false);
+        for (uint32_t i = 0; nopad_in && n->n_out > 0 && i < n->n_in; i++)
+            if (*sym_slot(c, n, false, i) >= 0 && *sym_slot(c, n, false, i) == *sym_slot(c, n, true, 0))
+                uf_union(c, anc_of(c, n, false, i), anc_of(c, n, true, 0));
+        for (uint32_t k = 0; nopad_out && n->n_in > 0 && k < n->n_out; k++)
+            if (*sym_slot(c, n, true, k) >= 0 && *sym_slot(c, n, true, k) == *sym_slot(c, n, false, 0))
+                uf_union(c, anc_of(c, n, true, k), anc_of(c, n, false, 0));
+    }
+    return GM_OK;
+}
+
+/* ---- sizes, alignment, regions ------------------------------------------------------------ */
+
+static gm_status check_sizes(gm_vfy *c)
+{
+    for (size_t s = 0; s < c->n_syms; s++) {
+        gm_vfy_sym *y = &c->syms[s];
+        const gm_vfy_region *r = &c->regs[y->region];
+        if (r->kind < 0) {
+            PROBLEM(c, GM_PLAN_P_REGION, (int32_t)s, -1, NULL, -1, false,
+                    "symbol '%s': unknown region '%s' (feature_map, zero_copy, fixed or dynamic)", y->id, r->name);
+            continue;
+        }
+        if (r->kind == GM_VFY_R_DYN) {
+            if (y->has_offset)
+                PROBLEM(c, GM_PLAN_P_REGION, (int32_t)s, -1, NULL, -1, false,
+                        "symbol '%s' is in the dynamic region but has an offset (%lld)", y->id,
+                        (long long)y->offset);
+            continue;
+        }
+        c->v->bytes += y->size;
+        if (!y->has_offset) {
+            PROBLEM(c, GM_PLAN_P_REGION, (int32_t)s, -1, NULL, -1, false,
+                    "symbol '%s' in region '%s' has no offset", y->id, r->name);
+            continue;
+        }
+        if (y->offset + y->size > c->regs[y->region].extent) c->regs[y->region].extent = y->offset + y->size;
+        if (y->offset % r->align != 0)
+            PROBLEM(c, GM_PLAN_P_MISALIGNED, (int32_t)s, -1, NULL, -1, false,
+                    "symbol '%s': offset %lld is not a multiple of region '%s' alignment %lld", y->id,
+                    (long long)y->offset, r->name, (long long)r->align);
+        if (r->listed && r->size > 0 && y->offset + y->size > r->size)
+            PROBLEM(c, GM_PLAN_P_REGION, (int32_t)s, -1, NULL, -1, false,
+                    "symbol '%s' [%lld, %lld) runs past the end of region '%s' (%lld bytes)", y->id,
+                    (long long)y->offset, (long long)(y->offset + y->size), r->name, (long long)r->size);
+        /* the largest tensor that does not fit, named */
+        int64_t worst = 0;
+        const gm_vfy_anchor *wa = NULL, *dyn = NULL;
+        for (uint32_t k = 0; k < y->n_anchors; k++) {
+            const gm_vfy_anchor *a = &c->anc[y->first_anchor + k];
+            if (!a->node) continue;
+            int64_t b = gm_vfy_anchor_bytes(a->node, a->out, a->index);
+            if (b < 0 && !dyn) dyn = a;
+            if (b <= 0) continue;
+            int64_t start = a->has_offset ? a->offset : y->offset;
+            int64_t over = start + b - (y->offset + y->size);
+            if (a->has_offset && a->offset < y->offset) over = y->offset - a->offset + (over > 0 ? over : 0);
+            if (over > worst) worst = over, wa = a;
+        }
+        if (dyn)
+            PROBLEM(c, GM_PLAN_P_REGION, (int32_t)s, -1, dyn->node, (int32_t)dyn->index, dyn->out,
+                    "symbol '%s' in region '%s' holds %s:%s %u, whose size is known only at run time (dynamic region)",
+                    y->id, r->name, dyn->node->name, dyn->out ? "out" : "in", dyn->index);
+        if (wa)
+            PROBLEM(c, GM_PLAN_P_TOO_SMALL, (int32_t)s, -1, wa->node, (int32_t)wa->index, wa->out,
+                    "symbol '%s' (%lld bytes at %lld) does not hold %s:%s %u (%lld bytes%s): %lld bytes outside",
+                    y->id, (long long)y->size, (long long)y->offset, wa->node->name, wa->out ? "out" : "in",
+                    wa->index, (long long)gm_vfy_anchor_bytes(wa->node, wa->out, wa->index),
+                    wa->has_offset ? " at its own offset" : "", (long long)worst);
+    }
+    return GM_OK;
+}
+
+/* ---- continuous groups --------------------------------------------------------------------- */
+
+/* Address of an anchor: its own offset, else (for an input) its producer's own offset, else
+ * its symbol's offset. -1 when it has none. */
+static int64_t anchor_addr(const gm_vfy *c, const gm_node *n, bool out, uint32_t i, int32_t *sym)
+{
+    *sym = out ? c->out_sym[c->out_base[n->topo_id] + i] : c->in_sym[c->in_base[n->topo_id] + i];
+    if (*sym < 0 || !c->syms[*sym].has_offset) return -1;
+    int32_t a = anc_of(c, n, out, i);
+    if (a >= 0 && c->anc[a].has_offset) return c->anc[a].offset;
+    if (!out && n->in[i].src) {
+        a = anc_of(c, n->in[i].src, true, (uint32_t)n->in[i].src_index);
+        if (a >= 0 && c->anc[a].has_offset) return c->anc[a].offset;
+    }
+    return c->syms[*sym].offset;
+}
+
+static gm_status check_group(gm_vfy *c, const gm_node *n, bool out, bool nopad)
+{
+    uint32_t count = out ? n->n_out : n->n_in;
+    int64_t prev_end = -1;
+    int32_t prev_sym = -1;
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!out && !n->in[i].src) return GM_OK;
+        int32_t sym;
+        int64_t addr = anchor_addr(c, n, out, i, &sym);
+        int64_t b = gm_vfy_anchor_bytes(n, out, i);
+        if (addr < 0 || b < 0) return GM_OK; /* unplaced or dynamic: reported elsewhere */
+        const char *what = nopad ? (out ? "_no_padding_continuous_output" : "_no_padding_continuous_input")
+                                 : (out ? "continuous_output" : "continuous_input");
+        if (prev_sym >= 0) {
+            const gm_vfy_sym *ys = &c->syms[sym], *yp = &c->syms[prev_sym];
+            int64_t align = c->regs[ys->region].align;
+            int64_t gap = addr - prev_end;
+            if (ys->region != yp->region)
+                PROBLEM(c, GM_PLAN_P_CONTINUOUS, prev_sym, sym, n, (int32_t)i, out,
+                        "%s group of '%s': member %u (symbol '%s') and member %u (symbol '%s') are in "
+                        "different regions",
+                        what, n->name, prev, yp->id, i, ys->id);
+            else if (gap < 0)
+                PROBLEM(c, GM_PLAN_P_CONTINUOUS, prev_sym, sym, n, (int32_t)i, out,
+                        "%s group of '%s': member %u (symbol '%s', at %lld) starts before member %u (symbol '%s') "
+                        "ends at %lld: members out of order or overlapping",
+                        what, n->name, i, ys->id, (long long)addr, prev, yp->id, (long long)prev_end);
+            else if (nopad ? gap != 0 : gap >= align)
+                PROBLEM(c, GM_PLAN_P_CONTINUOUS, prev_sym, sym, n, (int32_t)i, out,
+                        "%s group of '%s': gap of %lld bytes between member %u (symbol '%s') and member %u "
+                        "(symbol '%s'); %s",
+                        what, n->name, (long long)gap, prev, yp->id, i, ys->id,
+                        nopad ? "no-padding members must touch" : "must be under the alignment");
+        }
+        prev_end = addr + b;
+        prev_sym = sym;
+        prev = i;
+    }
+    return GM_OK;
+}
+
+static gm_status check_continuous(gm_vfy *c)
+{
+    for (size_t t = 0; t < c->n_nodes; t++) {
+        const gm_node *n = gm_model_node_at(c->m, t);
+        bool ci = gm_attrs_get_bool(n->attrs, "continuous_input", false);
+        bool ni = gm_attrs_get_bool(n->attrs, "_no_padding_continuous_input", false);
+        bool co = gm_attrs_get_bool(n->attrs, "continuous_output", false);
+        bool no = gm_attrs_get_bool(n->attrs, "_no_padding_continuous_output", false);
+        if ((ci || ni) && n->n_in > 1 && check_group(c, n, false, ni) != GM_OK) return GM_ERR_NOMEM;
+        if ((co || no) && n->n_out > 1 && check_group(c, n, true, no) != GM_OK) return GM_ERR_NOMEM;
+    }
+    return GM_OK;
+}
+
+/* ---- entry points ---------------------------------------------------------------------------- */
+
+static void vfy_free(gm_vfy *c)
+{
+    gm_free(c->syms);
+    gm_free(c->anc);
+    gm_free(c->regs);
+    gm_free(c->out_base);
+    gm_free(c->in_base);
+    gm_free(c->out_sym);
+    gm_free(c->in_sym);
+    gm_free(c->out_anc);
+    gm_free(c->in_anc);
+    gm_free(c->uf);
+    gm_vfy_order_free(c);
+}
+
+gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, const char *source,
+                              gm_plan_verdict *v, gm_error *err)
+{
+    const char *src = source ? source : "<plan>";
+    memset(v, 0, sizeof *v);
+    /* anchors are indexed by topological position: an edited, unsorted model has none */
+    if (!m->sorted)
+        return gm_error_set(err, GM_ERR_INTERNAL, "%s: the model must be finalized (sorted) before verifying",
+                            gm_model_source(m));
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : 0;
+        return gm_error_set(err, GM_ERR_INPUT, "%s: not valid JSON (near byte %zu)", src, off);
+    }
+    int64_t version;
+    if (!cJSON_IsObject(root) || !json_int(cJSON_GetObjectItemCaseSensitive(root, "graphmem_plan"), &version) ||
+        version != 1) {
+        cJSON_Delete(root);
+        return gm_error_set(err, GM_ERR_INPUT, "%s: not a graphmem plan version 1 (\"graphmem_plan\": 1 expected)",
+                            src);
+    }
+    gm_vfy c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.src = src;
+    c.v = v;
+    c.n_nodes = gm_model_node_count(m);
+    gm_status st = parse_regions(&c, cJSON_GetObjectItemCaseSensitive(root, "regions"), err);
+    if (st == GM_OK) st = parse_symbols(&c, cJSON_GetObjectItemCaseSensitive(root, "symbols"), err);
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
+    if (st == GM_OK && order && !cJSON_IsArray(order))
+        st = gm_error_set(err, GM_ERR_INPUT, "%s: \"order\" must be an array of node names", src);
+    if (st == GM_OK && build_slots(&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    gm_status (*const steps[])(gm_vfy *) = {check_ids, resolve_anchors, check_anchors, check_unrelated,
+                                             check_sizes, check_continuous};
+    for (size_t i = 0; st == GM_OK && i < sizeof steps / sizeof *steps; i++)
+        if (steps[i](&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    if (st == GM_OK) st = gm_vfy_order_check(&c, order, err);
+    for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
+    vfy_free(&c);
+    cJSON_Delete(root);
+    if (st != GM_OK) gm_plan_verdict_free(v);
+    return st;
+}
+
+gm_status gm_plan_verify_file(const gm_model *m, const char *plan_path, gm_plan_verdict *v, gm_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(v, 0, sizeof *v);
+    gm_status st = gm_read_file(plan_path, &text, &len, err);
+    if (st != GM_OK) return st;
+    st = gm_plan_verify_json(m, text, len, plan_path, v, err);
+    free(text);
+    return st;
+}

@@ -1,0 +1,639 @@
+/*
+ * test_verify.c — the plan verifier (src/plan/verify.c) on small graphs with plans written by
+ * hand: a correct plan passes, and each kind of corruption is rejected naming its symbols.
+ * JSON is written with ' for " to keep it readable; q() turns it back.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/symbols.h"
+#include "util/alloc.h"
+#include "graphmem/io.h"
+#include "graphmem/plan.h"
+
+static char *q(const char *s)
+{
+    char *t = strdup(s);
+    for (char *p = t; *p; p++)
+        if (*p == '\'') *p = '"';
+    return t;
+}
+
+static gm_model *load(const char *json_sq)
+{
+    gm_model *m = NULL;
+    gm_error err;
+    char *j = q(json_sq);
+    if (gm_model_read_json(j, strlen(j), "t.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    free(j);
+    return m;
+}
+
+static void verify(const gm_model *m, const char *plan_sq, gm_plan_verdict *v)
+{
+    gm_error err;
+    char *p = q(plan_sq);
+    gm_status st = gm_plan_verify_json(m, p, strlen(p), "plan.json", v, &err);
+    if (st != GM_OK) fail_msg("verify: %s\nplan: %s", err.message, p);
+    free(p);
+}
+
+static void dump(const gm_plan_verdict *v)
+{
+    for (size_t i = 0; i < v->n_problems; i++)
+        print_message("  %s: %s\n", gm_plan_problem_kind_name(v->problems[i].kind), v->problems[i].message);
+}
+
+/* A problem of this kind naming symbols a and b (either order; NULL: any). */
+static bool has(const gm_plan_verdict *v, gm_plan_problem_kind k, const char *a, const char *b)
+{
+    for (size_t i = 0; i < v->n_problems; i++) {
+        const gm_plan_problem *p = &v->problems[i];
+        if (p->kind != k) continue;
+        bool ab = (!a || !strcmp(p->sym_a, a)) && (!b || !strcmp(p->sym_b, b));
+        bool ba = (!a || !strcmp(p->sym_b, a)) && (!b || !strcmp(p->sym_a, b));
+        if (ab || ba) return true;
+    }
+    return false;
+}
+
+static void expect_ok(const gm_model *m, const char *plan)
+{
+    gm_plan_verdict v;
+    verify(m, plan, &v);
+    if (!gm_plan_verdict_ok(&v)) {
+        dump(&v);
+        fail_msg("a correct plan was rejected");
+    }
+    gm_plan_verdict_free(&v);
+}
+
+/* Exactly the problems of kind k (at least one, naming a and b), and no other kind. */
+static void expect_only(const gm_model *m, const char *plan, gm_plan_problem_kind k, const char *a, const char *b)
+{
+    gm_plan_verdict v;
+    verify(m, plan, &v);
+    bool other = false;
+    for (size_t i = 0; i < v.n_problems; i++) other |= v.problems[i].kind != k;
+    if (!has(&v, k, a, b) || other) {
+        dump(&v);
+        fail_msg("expected only %s naming %s/%s", gm_plan_problem_kind_name(k), a ? a : "-", b ? b : "-");
+    }
+    gm_plan_verdict_free(&v);
+}
+
+/* ---- two streams ----------------------------------------------------------------------- */
+
+#define F256 "'outputs':[{'dtype':'float32','shape':[256]}]"
+
+/* a (stream 0) and b (stream 1) both read x; nothing orders them unless ctrl is given. */
+static gm_model *two_streams(const char *ctrl)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{'graphmem':1,'name':'two','graphs':[{'name':'root','nodes':["
+             "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+             "{'name':'a','type':'Relu','inputs':['x:0'],%s" F256 "},"
+             "{'name':'b','type':'Relu','inputs':['x:0'],'stream':1," F256 "},"
+             "{'name':'a2','type':'Relu','inputs':['a:0']," F256 "},"
+             "{'name':'b2','type':'Relu','inputs':['b:0'],'stream':1," F256 "},"
+             "{'name':'out','type':'NetOutput','inputs':['a2:0','b2:0']}]}]}",
+             ctrl);
+    return load(buf);
+}
+
+static const char *plan_two(char *buf, size_t cap, int a_off, int a_size, int b_off, bool a2_anchor)
+{
+    snprintf(buf, cap,
+             "{'graphmem_plan':1,'model':'two',"
+             "'regions':[{'name':'feature_map','memory_type':'hbm','size':4096,'align':512},"
+             "{'name':'zero_copy','memory_type':'hbm','size':3072,'align':512}],"
+             "'symbols':["
+             "{'id':'X','anchors':[{'node':'x','out':0},{'node':'a','in':0},{'node':'b','in':0}],"
+             "'region':'zero_copy','memory_type':'hbm','offset':0,'size':1024},"
+             "{'id':'A','anchors':[{'node':'a','out':0}%s],'region':'feature_map','offset':%d,'size':%d},"
+             "{'id':'B','anchors':[{'node':'b','out':0},{'node':'b2','in':0}],'region':'feature_map',"
+             "'offset':%d,'size':1024},"
+             "{'id':'A2','anchors':[{'node':'a2','out':0},{'node':'out','in':0}],'region':'zero_copy',"
+             "'offset':1024,'size':1024},"
+             "{'id':'B2','anchors':[{'node':'b2','out':0},{'node':'out','in':1}],'region':'zero_copy',"
+             "'offset':2048,'size':1024}]}",
+             a2_anchor ? ",{'node':'a2','in':0}" : "", a_off, a_size, b_off);
+    return buf;
+}
+
+static void test_correct_plan_passes(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    expect_ok(m, plan_two(buf, sizeof buf, 0, 1024, 1024, true));
+    gm_plan_verdict v;
+    verify(m, buf, &v);
+    assert_int_equal(v.symbols, 5);
+    assert_int_equal(v.bytes, 5 * 1024);
+    assert_int_equal(v.extent_bytes, 2048 + 3072); /* feature map + zero copy */
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+static void test_overlap_two_streams_rejected(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    expect_only(m, plan_two(buf, sizeof buf, 0, 1024, 0, true), GM_PLAN_P_OVERLAP, "A", "B");
+    /* partial overlap too */
+    expect_only(m, plan_two(buf, sizeof buf, 512, 1024, 1024, true), GM_PLAN_P_OVERLAP,
+                "A", "B");
+    gm_model_free(m);
+}
+
+static void test_overlap_ordered_by_control_edge_accepted(void **state)
+{
+    (void)state;
+    char buf[4096];
+    /* b2 (stream 1) -> a (stream 0): the event that ends B's life before A starts */
+    gm_model *m = two_streams("'control_inputs':['b2'],");
+    expect_ok(m, plan_two(buf, sizeof buf, 0, 1024, 0, true));
+    gm_model_free(m);
+}
+
+static void test_misaligned_offset(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    expect_only(m, plan_two(buf, sizeof buf, 0, 1024, 1100, true), GM_PLAN_P_MISALIGNED, "B", NULL);
+    gm_model_free(m);
+}
+
+static void test_consumer_anchor_missing(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    gm_plan_verdict v;
+    verify(m, plan_two(buf, sizeof buf, 0, 1024, 1024, false), &v);
+    assert_true(has(&v, GM_PLAN_P_UNPLACED, "A", NULL));
+    assert_string_equal(v.problems[0].node, "a2");
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+static void test_tensor_bigger_than_symbol(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    expect_only(m, plan_two(buf, sizeof buf, 0, 512, 1024, true), GM_PLAN_P_TOO_SMALL, "A", NULL);
+    gm_model_free(m);
+}
+
+static void test_unknown_and_duplicate_anchor(void **state)
+{
+    (void)state;
+    gm_model *m = two_streams("");
+    gm_plan_verdict v;
+    verify(m,
+           "{'graphmem_plan':1,'symbols':["
+           "{'id':'X','anchors':[{'node':'x','out':0},{'node':'a','in':0},{'node':'b','in':0},{'node':'nope','out':0}],"
+           "'region':'zero_copy','offset':0,'size':1024},"
+           "{'id':'Y','anchors':[{'node':'x','out':0}],'region':'zero_copy','offset':1024,'size':1024}]}",
+           &v);
+    assert_true(has(&v, GM_PLAN_P_UNKNOWN_ANCHOR, "X", NULL));
+    assert_true(has(&v, GM_PLAN_P_DUPLICATE, "X", "Y"));
+    assert_true(has(&v, GM_PLAN_P_UNPLACED, NULL, NULL)); /* a's output, and the rest */
+    gm_plan_verdict_free(&v);
+    /* two symbols with one id */
+    verify(m,
+           "{'graphmem_plan':1,'symbols':["
+           "{'id':'X','anchors':[{'node':'x','out':0}],'region':'zero_copy','offset':0,'size':1024},"
+           "{'id':'X','anchors':[{'node':'a','out':0}],'region':'feature_map','offset':0,'size':1024}]}",
+           &v);
+    assert_true(has(&v, GM_PLAN_P_DUPLICATE, "X", "X"));
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+/* a's and b's outputs as one symbol: one address for both their lives, unseen by the
+ * overlap check between symbols */
+static void test_unrelated_tensors_in_one_symbol(void **state)
+{
+    (void)state;
+    gm_model *m = two_streams("");
+    expect_only(m,
+                "{'graphmem_plan':1,'symbols':["
+                "{'id':'X','anchors':[{'node':'x','out':0},{'node':'a','in':0},{'node':'b','in':0}],"
+                "'region':'zero_copy','offset':0,'size':1024},"
+                "{'id':'AB','anchors':[{'node':'a','out':0},{'node':'a2','in':0},{'node':'b','out':0},{'node':'b2','in':0}],"
+                "'region':'feature_map','offset':0,'size':1024},"
+                "{'id':'A2','anchors':[{'node':'a2','out':0},{'node':'out','in':0}],'region':'zero_copy',"
+                "'offset':1024,'size':1024},"
+                "{'id':'B2','anchors':[{'node':'b2','out':0},{'node':'out','in':1}],'region':'zero_copy',"
+                "'offset':2048,'size':1024}]}",
+                GM_PLAN_P_UNRELATED, "AB", NULL);
+    gm_model_free(m);
+}
+
+/* ---- fixed, continuous ------------------------------------------------------------------- */
+
+static gm_model *consts_and_concat(void)
+{
+    return load("{'graphmem':1,'name':'cc','graphs':[{'name':'root','nodes':["
+                "{'name':'c1','type':'Const'," F256 "},"
+                "{'name':'c2','type':'Const'," F256 "},"
+                "{'name':'p','type':'Relu','inputs':['c1:0']," F256 "},"
+                "{'name':'r','type':'Relu','inputs':['c2:0']," F256 "},"
+                "{'name':'cat','type':'HcomAllGather','inputs':['p:0','r:0'],'attrs':{'continuous_input':true},"
+                "'outputs':[{'dtype':'float32','shape':[512]}]},"
+                "{'name':'out','type':'NetOutput','inputs':['cat:0']}]}]}");
+}
+
+static const char *plan_cc(char *buf, size_t cap, int c2_off, int p_off, int r_off)
+{
+    snprintf(buf, cap,
+             "{'graphmem_plan':1,'order':['c1','c2','p','r','cat','out'],"
+             "'regions':[{'name':'feature_map','memory_type':'hbm','size':8192,'align':512}],"
+             "'symbols':["
+             "{'id':'C1','anchors':[{'node':'c1','out':0},{'node':'p','in':0}],'region':'fixed','offset':0,'size':1024},"
+             "{'id':'C2','anchors':[{'node':'c2','out':0},{'node':'r','in':0}],'region':'fixed','offset':%d,'size':1024},"
+             "{'id':'P','anchors':[{'node':'p','out':0},{'node':'cat','in':0}],'region':'feature_map','offset':%d,'size':1024},"
+             "{'id':'R','anchors':[{'node':'r','out':0},{'node':'cat','in':1}],'region':'feature_map','offset':%d,'size':1024},"
+             "{'id':'CAT','anchors':[{'node':'cat','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':0,'size':2048}]}",
+             c2_off, p_off, r_off);
+    return buf;
+}
+
+static void test_fixed_overlap(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = consts_and_concat();
+    expect_ok(m, plan_cc(buf, sizeof buf, 1024, 0, 1024));
+    expect_only(m, plan_cc(buf, sizeof buf, 512, 0, 1024), GM_PLAN_P_FIXED_OVERLAP, "C1", "C2");
+    gm_model_free(m);
+}
+
+static void test_continuous_group(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = consts_and_concat();
+    /* out of order */
+    expect_only(m, plan_cc(buf, sizeof buf, 1024, 1024, 0), GM_PLAN_P_CONTINUOUS, "P", "R");
+    /* a gap of a whole alignment block */
+    expect_only(m, plan_cc(buf, sizeof buf, 1024, 0, 1536), GM_PLAN_P_CONTINUOUS, "P", "R");
+    gm_model_free(m);
+}
+
+/* A no-padding concat: its inputs are views of its output, at their own anchor offsets. */
+static void test_no_padding_concat(void **state)
+{
+    (void)state;
+    gm_model *m = load("{'graphmem':1,'name':'np','graphs':[{'name':'root','nodes':["
+                       "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+                       "{'name':'p','type':'Relu','inputs':['x:0']," F256 "},"
+                       "{'name':'r','type':'Relu','inputs':['x:0']," F256 "},"
+                       "{'name':'pc','type':'PhonyConcat','inputs':['p:0','r:0'],"
+                       "'attrs':{'_no_padding_continuous_input':true,'_output_reuse_input':true},"
+                       "'outputs':[{'dtype':'float32','shape':[512]}]},"
+                       "{'name':'y','type':'Relu','inputs':['pc:0'],'outputs':[{'dtype':'float32','shape':[512]}]},"
+                       "{'name':'out','type':'NetOutput','inputs':['y:0']}]}]}");
+    const char *tmpl = "{'graphmem_plan':1,'symbols':["
+                       "{'id':'X','anchors':[{'node':'x','out':0},{'node':'p','in':0},{'node':'r','in':0}],"
+                       "'region':'zero_copy','offset':0,'size':1024},"
+                       "{'id':'S','anchors':[{'node':'pc','out':0},{'node':'y','in':0},{'node':'p','out':0},"
+                       "{'node':'pc','in':0},{'node':'r','out':0,'offset':%d},{'node':'pc','in':1,'offset':%d}],"
+                       "'region':'feature_map','offset':512,'size':2048},"
+                       "{'id':'Y','anchors':[{'node':'y','out':0},{'node':'out','in':0}],"
+                       "'region':'zero_copy','offset':1024,'size':2048}]}";
+    char buf[2048];
+    snprintf(buf, sizeof buf, tmpl, 1536, 1536);
+    expect_ok(m, buf);
+    /* the second member 512 bytes further: no-padding members must touch (and it overruns S) */
+    snprintf(buf, sizeof buf, tmpl, 2048, 2048);
+    gm_plan_verdict v;
+    verify(m, buf, &v);
+    assert_true(has(&v, GM_PLAN_P_CONTINUOUS, "S", "S"));
+    assert_true(has(&v, GM_PLAN_P_TOO_SMALL, "S", NULL));
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+static void test_dynamic_region(void **state)
+{
+    (void)state;
+    gm_model *m = load("{'graphmem':1,'name':'dyn','graphs':[{'name':'root','nodes':["
+                       "{'name':'x','type':'Data','attrs':{'index':0},'outputs':[{'dtype':'float32','shape':[-1]}]},"
+                       "{'name':'y','type':'Relu','inputs':['x:0'],'outputs':[{'dtype':'float32','shape':[-1]}]},"
+                       "{'name':'out','type':'NetOutput','inputs':['y:0']}]}]}");
+    const char *tmpl = "{'graphmem_plan':1,'symbols':["
+                       "{'id':'X','anchors':[{'node':'x','out':0},{'node':'y','in':0}],'region':'dynamic',%s'size':0},"
+                       "{'id':'Y','anchors':[{'node':'y','out':0},{'node':'out','in':0}],'region':'%s',"
+                       "'offset':0,'size':1024}]}";
+    char buf[1024];
+    snprintf(buf, sizeof buf, tmpl, "", "zero_copy");
+    expect_only(m, buf, GM_PLAN_P_REGION, "Y", NULL); /* unknown size outside the dynamic region */
+    snprintf(buf, sizeof buf, tmpl, "'offset':512,", "zero_copy");
+    gm_plan_verdict v;
+    verify(m, buf, &v);
+    assert_true(has(&v, GM_PLAN_P_REGION, "X", NULL)); /* dynamic with an offset */
+    gm_plan_verdict_free(&v);
+    snprintf(buf, sizeof buf, tmpl, "", "scratch");
+    expect_only(m, buf, GM_PLAN_P_REGION, "Y", NULL); /* unknown region */
+    gm_model_free(m);
+}
+
+/* ---- a While loop ------------------------------------------------------------------------ */
+
+static gm_model *loop_model(void)
+{
+    return load("{'graphmem':1,'name':'loop','graphs':["
+                "{'name':'root','nodes':["
+                "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+                "{'name':'v','type':'Relu','inputs':['x:0']," F256 "},"
+                "{'name':'loop','type':'While','inputs':['v:0'],'subgraphs':['cond','body']," F256 "},"
+                "{'name':'after','type':'Relu','inputs':['loop:0']," F256 "},"
+                "{'name':'out','type':'NetOutput','inputs':['after:0']}]},"
+                "{'name':'cond','parent':'loop','nodes':["
+                "{'name':'cd','type':'Data','attrs':{'_parent_node_index':0}," F256 "},"
+                "{'name':'cc','type':'ReduceAny','inputs':['cd:0'],'outputs':[{'dtype':'bool','shape':[]}]},"
+                "{'name':'co','type':'NetOutput','inputs':['cc:0']}]},"
+                "{'name':'body','parent':'loop','nodes':["
+                "{'name':'d','type':'Data','attrs':{'_parent_node_index':0}," F256 "},"
+                "{'name':'t1','type':'Relu','inputs':['d:0']," F256 "},"
+                "{'name':'t2','type':'Relu','inputs':['t1:0']," F256 "},"
+                "{'name':'t3','type':'Relu','inputs':['t2:0']," F256 "},"
+                "{'name':'r','type':'Relu','inputs':['t3:0']," F256 "},"
+                "{'name':'o','type':'NetOutput','inputs':['r:0'],'input_descs':[{'attrs':{'_parent_node_index':0}}]}]}]}");
+}
+
+static const char *plan_loop(char *buf, size_t cap, int t1_off, int t3_off)
+{
+    snprintf(buf, cap,
+             "{'graphmem_plan':1,"
+             "'regions':[{'name':'feature_map','memory_type':'hbm','size':8192,'align':512}],"
+             "'symbols':["
+             "{'id':'X','anchors':[{'node':'x','out':0},{'node':'v','in':0}],'region':'zero_copy','offset':0,'size':1024},"
+             "{'id':'V','anchors':[{'node':'v','out':0},{'node':'loop','in':0},{'node':'loop','out':0},"
+             "{'node':'cd','out':0},{'node':'cc','in':0},{'node':'d','out':0},{'node':'t1','in':0},"
+             "{'node':'r','out':0},{'node':'o','in':0},{'node':'after','in':0}],"
+             "'region':'feature_map','offset':0,'size':1024},"
+             "{'id':'CC','anchors':[{'node':'cc','out':0},{'node':'co','in':0}],'region':'feature_map','offset':3072,'size':512},"
+             "{'id':'T1','anchors':[{'node':'t1','out':0},{'node':'t2','in':0}],'region':'feature_map','offset':%d,'size':1024},"
+             "{'id':'T2','anchors':[{'node':'t2','out':0},{'node':'t3','in':0}],'region':'feature_map','offset':2048,'size':1024},"
+             "{'id':'T3','anchors':[{'node':'t3','out':0},{'node':'r','in':0}],'region':'feature_map','offset':%d,'size':1024},"
+             "{'id':'AFTER','anchors':[{'node':'after','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024}]}",
+             t1_off, t3_off);
+    return buf;
+}
+
+static void test_while_loop(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = loop_model();
+    /* T1 and T3 are ordered inside one iteration: they may share */
+    expect_ok(m, plan_loop(buf, sizeof buf, 1024, 1024));
+    /* V lives through the whole loop: a body temporary may not take its place */
+    expect_only(m, plan_loop(buf, sizeof buf, 0, 1024), GM_PLAN_P_OVERLAP, "V", "T1");
+    /* T2 and T3 both touched by t3: unordered */
+    expect_only(m, plan_loop(buf, sizeof buf, 1024, 2048), GM_PLAN_P_OVERLAP, "T2", "T3");
+    gm_model_free(m);
+}
+
+static void test_loop_split_symbol(void **state)
+{
+    (void)state;
+    gm_model *m = loop_model();
+    gm_plan_verdict v;
+    /* the body Data in its own symbol: it must be the loop's input */
+    char buf[4096];
+    plan_loop(buf, sizeof buf, 1024, 1024);
+    char *p = strstr(buf, "{'node':'d','out':0},{'node':'t1','in':0},");
+    assert_non_null(p);
+    memmove(p, p + strlen("{'node':'d','out':0},{'node':'t1','in':0},"),
+            strlen(p + strlen("{'node':'d','out':0},{'node':'t1','in':0},")) + 1);
+    char *e = strrchr(buf, ']');
+    snprintf(e, sizeof buf - (size_t)(e - buf),
+             ",{'id':'D','anchors':[{'node':'d','out':0},{'node':'t1','in':0}],'region':'feature_map','offset':4096,"
+             "'size':1024}]}");
+    verify(m, buf, &v);
+    assert_true(has(&v, GM_PLAN_P_SPLIT, "V", "D"));
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+/* A symbol used before the loop and at the top of the body only (its loop anchors left out):
+ * within one iteration it is dead before T2, but the next iteration reads it again, so it
+ * must live through the whole loop and T2 may not share it. */
+static void test_value_used_inside_and_outside_loop(void **state)
+{
+    (void)state;
+    gm_model *m = loop_model();
+    char buf[4096];
+    plan_loop(buf, sizeof buf, 1024, 1024);
+    const char *cut[] = {"{'node':'loop','in':0},{'node':'loop','out':0},",
+                         ",{'node':'r','out':0},{'node':'o','in':0},{'node':'after','in':0}"};
+    for (int i = 0; i < 2; i++) {
+        char *p = strstr(buf, cut[i]);
+        assert_non_null(p);
+        memmove(p, p + strlen(cut[i]), strlen(p + strlen(cut[i])) + 1);
+    }
+    char *t2 = strstr(buf, "'offset':2048");
+    assert_non_null(t2);
+    memcpy(t2, "'offset':0   ", 13); /* T2 onto V (JSON allows the spaces) */
+    gm_plan_verdict v;
+    verify(m, buf, &v);
+    assert_true(has(&v, GM_PLAN_P_OVERLAP, "V", "T2"));
+    gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+/* ---- GE's symbol table as a no-reuse plan -----------------------------------------------------
+ * The planner's own symbol table (used here only to write a plan, never by the verifier) laid
+ * out one symbol after another: the anchor rules of the two must agree, so it passes. The same
+ * symbols all at offset 0 must be rejected for overlaps. */
+
+static int64_t bytes_at(const gm_anchor *a)
+{
+    if (a->out) return gm_desc_size(gm_node_output_desc(a->node, a->index));
+    int32_t k;
+    gm_node *p = gm_node_input(a->node, a->index, &k);
+    return p ? gm_desc_size(gm_node_output_desc(p, (size_t)k)) : 0;
+}
+
+static char *symbol_table_plan(const gm_model *m, bool stack_all)
+{
+    gm_symbols *s;
+    gm_error err;
+    if (gm_symbols_build(m, &s, &err) != GM_OK) fail_msg("%s", err.message);
+    cJSON *root = cJSON_CreateObject(), *syms = cJSON_AddArrayToObject(root, "symbols");
+    cJSON_AddNumberToObject(root, "graphmem_plan", 1);
+    int64_t next[3] = {0, 0, 0}; /* feature_map, zero_copy, fixed */
+    const char *names[3] = {"feature_map", "zero_copy", "fixed"};
+    for (size_t i = 0; i < gm_symbols_count(s); i++) {
+        int32_t y = gm_symbols_at(s, i);
+        char name[256];
+        cJSON *o = cJSON_CreateObject(), *anc = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "id", gm_symbol_name(s, y, name, sizeof name));
+        int64_t size = 0;
+        int region = 0;
+        bool dynamic = false;
+        for (int32_t a = gm_symbol_first(s, y); a >= 0; a = gm_symbols_next(s, a)) {
+            gm_anchor an = gm_symbols_anchor(s, a);
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "node", gm_node_name(an.node));
+            cJSON_AddNumberToObject(j, an.out ? "out" : "in", an.index);
+            cJSON_AddItemToArray(anc, j);
+            int64_t b = bytes_at(&an);
+            if (b < 0) dynamic = true;
+            if (b > size) size = b;
+            const char *t = gm_node_type(an.node);
+            bool in_root = gm_graph_is_root(gm_node_graph(an.node));
+            if (an.out && (!strcmp(t, "Const") || !strcmp(t, "Variable"))) region = 2;
+            else if (an.out && in_root && !strcmp(t, "Data") && region == 0) region = 1;
+        }
+        cJSON_AddItemToObject(o, "anchors", anc);
+        size = (size + 511) / 512 * 512;
+        cJSON_AddStringToObject(o, "region", dynamic ? "dynamic" : names[region]);
+        if (!dynamic) {
+            cJSON_AddNumberToObject(o, "offset", stack_all && region == 0 ? 0 : (double)next[region]);
+            next[region] += size;
+        }
+        cJSON_AddNumberToObject(o, "size", (double)size);
+        cJSON_AddItemToArray(syms, o);
+    }
+    gm_symbols_free(s);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static void test_symbol_table_plan_of_example(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_embedded_example(&m, &err) != GM_OK) fail_msg("%s", err.message);
+    char *plan = symbol_table_plan(m, false);
+    gm_plan_verdict v;
+    assert_int_equal(gm_plan_verify_json(m, plan, strlen(plan), "p.json", &v, &err), GM_OK);
+    /* before the passes, feat's continuous inputs are a user input and a feature-map tensor
+     * (layout_conflict would copy one): that group is rightly rejected, nothing else is */
+    if (v.n_problems != v.by_kind[GM_PLAN_P_CONTINUOUS] || v.dropped) {
+        dump(&v);
+        fail_msg("GE's symbols laid out without reuse were rejected");
+    }
+    assert_true(v.symbols > 10);
+    gm_plan_verdict_free(&v);
+    free(plan);
+    plan = symbol_table_plan(m, true);
+    assert_int_equal(gm_plan_verify_json(m, plan, strlen(plan), "p.json", &v, &err), GM_OK);
+    assert_true(v.by_kind[GM_PLAN_P_OVERLAP] > 0);
+    for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++)
+        if (k != GM_PLAN_P_OVERLAP && k != GM_PLAN_P_CONTINUOUS) assert_int_equal(v.by_kind[k], 0);
+    gm_plan_verdict_free(&v);
+    free(plan);
+    gm_model_free(m);
+}
+
+/* ---- bad files ------------------------------------------------------------------------- */
+
+static void test_malformed_plan_file(void **state)
+{
+    (void)state;
+    gm_model *m = two_streams("");
+    char path[] = "/tmp/gm_verify_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "{ \"graphmem_plan\": 1, \"symbols\": [", 34), 34);
+    close(fd);
+    gm_plan_verdict v;
+    gm_error err;
+    assert_int_equal(gm_plan_verify_file(m, path, &v, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, path));
+    /* valid JSON, wrong version */
+    const char *v2 = "{\"graphmem_plan\": 2, \"symbols\": []}";
+    assert_int_equal(gm_plan_verify_json(m, v2, strlen(v2), "p2.json", &v, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "p2.json"));
+    /* a symbol without a size */
+    const char *ns = "{\"graphmem_plan\": 1, \"symbols\": [{\"id\":\"S\",\"anchors\":[],\"region\":\"fixed\"}]}";
+    assert_int_equal(gm_plan_verify_json(m, ns, strlen(ns), "p3.json", &v, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "'S'"));
+    assert_int_equal(gm_plan_verify_file(m, "/nonexistent/plan.json", &v, &err), GM_ERR_IO);
+    unlink(path);
+    gm_model_free(m);
+}
+
+static void test_bad_order(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = consts_and_concat();
+    plan_cc(buf, sizeof buf, 1024, 0, 1024);
+    char *o = strstr(buf, "'c1','c2','p','r','cat','out'");
+    memcpy(o, "'c1','c2','cat','r','p','out'", strlen("'c1','c2','cat','r','p','out'"));
+    expect_only(m, buf, GM_PLAN_P_BAD_ORDER, NULL, NULL);
+    gm_model_free(m);
+}
+
+/* Every allocation failing in turn: a clean GM_ERR_NOMEM (ASan checks for leaks), then the
+ * same verdict as without failures. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = loop_model();
+    char *plan = q(plan_loop(buf, sizeof buf, 0, 1024));
+    gm_error err;
+    gm_plan_verdict v;
+    for (long n = 0;; n++) {
+        gm_alloc_fail_after(n);
+        gm_status st = gm_plan_verify_json(m, plan, strlen(plan), "p.json", &v, &err);
+        gm_alloc_fail_after(-1);
+        if (st == GM_OK) break;
+        assert_int_equal(st, GM_ERR_NOMEM);
+        assert_true(n < 10000);
+    }
+    assert_true(has(&v, GM_PLAN_P_OVERLAP, "V", "T1"));
+    gm_plan_verdict_free(&v);
+    free(plan);
+    gm_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_correct_plan_passes),
+        cmocka_unit_test(test_overlap_two_streams_rejected),
+        cmocka_unit_test(test_overlap_ordered_by_control_edge_accepted),
+        cmocka_unit_test(test_misaligned_offset),
+        cmocka_unit_test(test_consumer_anchor_missing),
+        cmocka_unit_test(test_tensor_bigger_than_symbol),
+        cmocka_unit_test(test_unknown_and_duplicate_anchor),
+        cmocka_unit_test(test_unrelated_tensors_in_one_symbol),
+        cmocka_unit_test(test_fixed_overlap),
+        cmocka_unit_test(test_continuous_group),
+        cmocka_unit_test(test_no_padding_concat),
+        cmocka_unit_test(test_dynamic_region),
+        cmocka_unit_test(test_while_loop),
+        cmocka_unit_test(test_loop_split_symbol),
+        cmocka_unit_test(test_value_used_inside_and_outside_loop),
+        cmocka_unit_test(test_symbol_table_plan_of_example),
+        cmocka_unit_test(test_malformed_plan_file),
+        cmocka_unit_test(test_bad_order),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
