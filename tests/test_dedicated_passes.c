@@ -808,23 +808,8 @@ static void test_passes_survive_allocation_failures(void **state)
     };
     size_t failures_seen = 0;
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-        for (size_t p = 0; p < sizeof k_order / sizeof *k_order; p++) {
-            for (long n = 0;; n++) {
-                gm_model *m = load_scenario(files[f]);
-                gm_pass_report rep = {0};
-                gm_error err;
-                gm_error_clear(&err);
-                gm_pass_ctx c = {m, &rep, k_order[p].id, &err};
-                gm_alloc_fail_after(n);
-                gm_status st = k_order[p].fn(&c);
-                gm_alloc_fail_after(-1);
-                gm_pass_report_free(&rep);
-                gm_model_free(m);
-                if (st == GM_OK) break;
-                if (st != GM_ERR_NOMEM) fail_msg("%s, pass %s, allocation %ld: %s", files[f], gm_pass_name(k_order[p].id), n, err.message);
-                failures_seen++;
-            }
-        }
+        for (size_t p = 0; p < sizeof k_order / sizeof *k_order; p++)
+            failures_seen += fail_each_allocation(files[f], k_order[p].id, k_order[p].fn);
     }
     assert_true(failures_seen > 100);
 }

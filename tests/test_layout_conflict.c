@@ -1116,23 +1116,8 @@ static void test_allocation_failures(void **state)
         "layout_L131_unknown_root_if_in_call.json", "layout_L138_while_body_exchange.json",
     };
     size_t failures_seen = 0;
-    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-        for (long n = 0;; n++) {
-            gm_model *m = load_scenario(files[f]);
-            gm_pass_report rep = {0};
-            gm_error err;
-            gm_error_clear(&err);
-            gm_pass_ctx c = {m, &rep, GM_PASS_LAYOUT_CONFLICT, &err};
-            gm_alloc_fail_after(n);
-            gm_status st = gm_pass_layout_conflict(&c);
-            gm_alloc_fail_after(-1);
-            gm_pass_report_free(&rep);
-            gm_model_free(m);
-            if (st == GM_OK) break;
-            if (st != GM_ERR_NOMEM) fail_msg("%s, allocation %ld: %s", files[f], n, err.message);
-            failures_seen++;
-        }
-    }
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++)
+        failures_seen += fail_each_allocation(files[f], GM_PASS_LAYOUT_CONFLICT, gm_pass_layout_conflict);
     assert_true(failures_seen > 100);
     /* the questions answer "conflict" when they cannot tell */
     gm_model *m = load_scenario("layout_L59_data_to_netoutput.json");
