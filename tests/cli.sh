@@ -116,6 +116,15 @@ has "$TMP/out" "symbols 'x_out_0'" "names the symbols"
 expect 2 "verify needs two files" "$GM" verify "$P/relu.json"
 expect 2 "verify bad plan file" "$GM" verify "$P/relu.json" "$EX" && has "$TMP/err" "train_step.json" "names the file"
 
+# plan --dsa: the offset problem alone, checked, offsets written.
+expect 0 "plan --dsa" "$GM" plan --dsa "$SRC/tests/data/dsa_small.csv" --budget 1 -o "$TMP/dsa.csv"
+has "$TMP/out" "lower bound            8" "dsa bound"
+has "$TMP/out" "checked                yes" "dsa checked"
+has "$TMP/dsa.csv" "id,lower,upper,size,offset" "dsa offsets written"
+printf 'id,lower,upper,size\na,3,1,4\n' >"$TMP/bad.csv"
+expect 2 "plan --dsa bad file" "$GM" plan --dsa "$TMP/bad.csv" && has "$TMP/err" "bad.csv:2" "names file and line"
+expect 2 "--dsa with check" "$GM" check "$EX" --dsa "$TMP/bad.csv"
+
 # Real models that nobody here wrote.
 SHARED="$SRC/../shared/data/models"
 for f in "$SRC"/tests/data/models/*; do

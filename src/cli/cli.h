@@ -17,6 +17,8 @@ typedef struct gm_cli_opts {
     const char *positional[2];
     int n_positional;
     const char *output, *dump_graph, *svg, *dot, *to;
+    const char *dsa;      /* plan --dsa FILE.csv: the offset problem alone */
+    double budget_s;      /* --budget SECONDS for the packer's search (default 10) */
     gm_pass_set passes;
     const char *strategy;
     long threads;
@@ -38,6 +40,7 @@ int gm_cmd_plan(const gm_cli_opts *o);  /* plan and check */
 int gm_cmd_info(const gm_cli_opts *o);
 int gm_cmd_convert(const gm_cli_opts *o);
 int gm_cmd_verify(const gm_cli_opts *o); /* verify MODEL PLAN */
+int gm_cmd_plan_dsa(const gm_cli_opts *o); /* plan --dsa FILE.csv */
 void gm_cli_usage(const char *cmd);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);

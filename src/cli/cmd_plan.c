@@ -36,6 +36,7 @@ static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
         return gm_error_set(err, GM_ERR_USAGE, "%s: unknown strategy '%s' (known: auto)", o->cmd, o->strategy);
     }
     const char *needs_plan = o->output ? "-o" : o->svg ? "--svg" : o->dot ? "--dot" : NULL;
+    if (o->dsa) return gm_error_set(err, GM_ERR_USAGE, "%s: --dsa goes with plan", o->cmd);
     if (needs_plan) {
         return gm_error_set(err, GM_ERR_USAGE, "%s: %s needs the memory planner, which this version (%s) does not have yet",
                             o->cmd, needs_plan, GM_VERSION_STRING);
@@ -183,6 +184,7 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
 
 int gm_cmd_plan(const gm_cli_opts *o)
 {
+    if (o->dsa && !strcmp(o->cmd, "plan")) return gm_cmd_plan_dsa(o);
     gm_error err;
     gm_error_clear(&err);
     if (check_supported(o, &err) != GM_OK) return gm_cli_fail(&err);

@@ -41,6 +41,9 @@ static const char k_plan_options[] =
     "  -v, -q                more ([MemConflict] lines) or less output\n"
     "  --json                print the summary as JSON\n"
     "  --dim NAME=VALUE      fix an ONNX symbolic dim (any command that reads a model), repeatable\n"
+    "  --dsa FILE.csv        plan: the offset problem alone (MiniMalloc CSV id,lower,upper,size[,alignment]);\n"
+    "                        -o writes the offsets as CSV\n"
+    "  --budget SECONDS      the packer's search time (default 10)\n"
     "  --strict              lint warnings make the exit status 1\n";
 
 void gm_cli_usage(const char *cmd)

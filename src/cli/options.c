@@ -77,7 +77,7 @@ static bool is_opt(const char *arg, const char *name)
 static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
     static const char *const valued[] = {"-o", "--output", "--dump-graph", "--passes", "--option", "--strategy",
-                                         "--threads", "--align", "--svg", "--dot"};
+                                         "--threads", "--align", "--svg", "--dot", "--dsa", "--budget"};
     const char *name = NULL;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
         if (is_opt(arg, valued[k])) name = valued[k];
@@ -101,6 +101,13 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     else if (!strcmp(name, "--passes")) st = gm_pass_set_parse(v, &o->passes, err);
     else if (!strcmp(name, "--option")) st = add_option(o, (char *)v, err);
     else if (!strcmp(name, "--strategy")) o->strategy = v;
+    else if (!strcmp(name, "--dsa")) o->dsa = v;
+    else if (!strcmp(name, "--budget")) {
+        char *end;
+        o->budget_s = strtod(v, &end);
+        if (end == v || *end || !(o->budget_s > 0) || o->budget_s > 3600)
+            return gm_error_set(err, GM_ERR_USAGE, "--budget: '%s' is not a number of seconds in (0, 3600]", v);
+    }
     else if (!strcmp(name, "--threads")) {
         if ((st = parse_long("--threads", v, 1, 1024, &x, err)) == GM_OK) o->threads = x;
     } else if (!strcmp(name, "--align")) {
@@ -119,6 +126,7 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
     o->passes = GM_PASS_SET_ALL;
     o->strategy = "auto";
     o->align = 512;
+    o->budget_s = 10;
     int kind = command_kind(cmd);
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];

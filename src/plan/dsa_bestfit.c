@@ -1,0 +1,239 @@
+/*
+ * dsa_bestfit.c — greedy best fit (TFLite's greedy-by-size and two other orders). Buffers are
+ * taken in a fixed order; each goes into the smallest gap, between the address ranges of already
+ * placed buffers that overlap it in time, that holds it, or on top of them all.
+ *
+ * Finding the time-overlapping placed buffers must not be an n x n scan on 60,000-buffer traces:
+ * see overlap_tree below.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphmem/dsa.h"
+#include "util/alloc.h"
+
+static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
+
+/* qsort has no context argument in C11; the order's keys are precomputed into this array. */
+typedef struct keyed {
+    int64_t k1, k2, k3;
+    size_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 > y->k1 ? -1 : 1; /* descending */
+    if (x->k2 != y->k2) return x->k2 > y->k2 ? -1 : 1;
+    if (x->k3 != y->k3) return x->k3 < y->k3 ? -1 : 1; /* ascending: earlier first */
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static gm_status sort_order(const gm_dsa_buffer *b, size_t n, gm_dsa_order order, size_t *idx)
+{
+    keyed *k = gm_malloc((n + 1) * sizeof *k);
+    if (!k) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int64_t len = b[i].upper - b[i].lower;
+        switch (order) {
+        case GM_DSA_ORDER_AREA: {
+            /* size x length may overflow int64; a double key ordered the same way suffices */
+            double area = (double)b[i].size * (double)len;
+            k[i] = (keyed){(int64_t)(area / 1024.0), b[i].size, b[i].lower, i};
+            break;
+        }
+        case GM_DSA_ORDER_LENGTH: k[i] = (keyed){len, b[i].size, b[i].lower, i}; break;
+        case GM_DSA_ORDER_SIZE_LENGTH: k[i] = (keyed){b[i].size, len, b[i].lower, i}; break;
+        /* TFLite's ties: equal sizes by first use. It matters: 1.008 x LOAD on PanGu against
+         * 1.033 with longer lifetimes first. */
+        default: k[i] = (keyed){b[i].size, 0, b[i].lower, i}; break;
+        }
+    }
+    qsort(k, n, sizeof *k, cmp_keyed);
+    for (size_t i = 0; i < n; i++) idx[i] = k[i].i;
+    gm_free(k);
+    return GM_OK;
+}
+
+typedef struct span {
+    int64_t off, end;
+} span;
+
+/* Sorts spans by offset. This sort is the hot path of best fit on big traces (thousands of
+ * overlapping buffers per placement), so it compares keys inline instead of through qsort's
+ * callback. The order of equal offsets cannot change the gap found (the second of two equal
+ * offsets sees the first one's end), so an unstable sort keeps the result deterministic. */
+static void sort_spans(span *v, size_t n)
+{
+    while (n > 16) {
+        int64_t a = v[0].off, b = v[n / 2].off, c = v[n - 1].off;
+        int64_t p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = 0, j = n - 1;
+        for (;;) { /* Hoare partition around the median of three */
+            while (v[i].off < p) i++;
+            while (v[j].off > p) j--;
+            if (i >= j) break;
+            span t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+            i++;
+            j--;
+        }
+        size_t left = j + 1; /* v[0..left) <= p <= v[left..n) */
+        if (left < n - left) { /* recurse on the smaller side: depth stays O(log n) */
+            sort_spans(v, left);
+            v += left;
+            n -= left;
+        } else {
+            sort_spans(v + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        span x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1].off > x.off) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+typedef struct by_start {
+    int64_t lower;
+    size_t i;
+} by_start;
+
+static int cmp_start(const void *a, const void *b)
+{
+    const by_start *x = a, *y = b;
+    if (x->lower != y->lower) return x->lower < y->lower ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Placed buffers indexed for "which placed buffers overlap [lo, hi)?": a static segment tree over
+ * all buffers sorted by start, each node holding the latest end among the placed buffers below
+ * it (INT64_MIN when none). A query visits only subtrees that hold an answer, or are cut by the
+ * start order: O((k + 1) log n) for k answers, where the plain scan was O(n). */
+typedef struct overlap_tree {
+    by_start *bs;   /* buffers by start */
+    size_t *slot;   /* buffer -> position in bs */
+    int64_t *maxup; /* 2 * size nodes, leaves at [size, 2 * size) */
+    size_t size;
+} overlap_tree;
+
+static void tree_activate(overlap_tree *t, const gm_dsa_buffer *b, size_t i)
+{
+    size_t v = t->size + t->slot[i];
+    t->maxup[v] = b[i].upper;
+    for (v /= 2; v >= 1; v /= 2) {
+        int64_t m = t->maxup[2 * v] > t->maxup[2 * v + 1] ? t->maxup[2 * v] : t->maxup[2 * v + 1];
+        if (t->maxup[v] == m) break;
+        t->maxup[v] = m;
+    }
+}
+
+/* Appends the spans of placed buffers overlapping [lo, hi) among bs[0..limit); iterative DFS. */
+static size_t tree_query(const overlap_tree *t, const gm_dsa_buffer *b, int64_t lo, size_t limit,
+                         span *out, size_t *stack)
+{
+    size_t m = 0, sp = 0;
+    stack[sp++] = 1;
+    while (sp) {
+        size_t v = stack[--sp];
+        if (t->maxup[v] <= lo) continue;
+        /* v covers leaves [first, first + width) */
+        size_t width = 1, first = v;
+        while (first < t->size) {
+            first *= 2;
+            width *= 2;
+        }
+        first -= t->size;
+        if (first >= limit) continue;
+        if (width == 1) {
+            const gm_dsa_buffer *y = &b[t->bs[first].i];
+            out[m++] = (span){y->offset, y->offset + y->size};
+            continue;
+        }
+        stack[sp++] = 2 * v + 1;
+        stack[sp++] = 2 * v;
+    }
+    return m;
+}
+
+static gm_status best_fit_idx(gm_dsa_buffer *b, size_t n, const size_t *order, int64_t *height,
+                              gm_error *err)
+{
+    *height = 0;
+    if (n == 0) return GM_OK;
+    overlap_tree t = {0};
+    t.size = 1;
+    while (t.size < n) t.size *= 2;
+    t.bs = gm_malloc(n * sizeof *t.bs);
+    t.slot = gm_malloc(n * sizeof *t.slot);
+    t.maxup = gm_malloc(2 * t.size * sizeof *t.maxup);
+    size_t *stack = gm_malloc(2 * t.size * sizeof *stack);
+    span *sp = gm_malloc(n * sizeof *sp);
+    gm_status st = GM_OK;
+    if (!t.bs || !t.slot || !t.maxup || !stack || !sp) {
+        st = gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) t.bs[i] = (by_start){b[i].lower, i};
+    qsort(t.bs, n, sizeof *t.bs, cmp_start);
+    for (size_t k = 0; k < n; k++) t.slot[t.bs[k].i] = k;
+    for (size_t v = 0; v < 2 * t.size; v++) t.maxup[v] = INT64_MIN;
+    int64_t top = 0;
+    for (size_t r = 0; r < n; r++) {
+        gm_dsa_buffer *x = &b[order[r]];
+        /* overlapping placed buffers start before x ends and end after x starts */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t.bs[mid].lower < x->upper) lo = mid + 1;
+            else hi = mid;
+        }
+        size_t m = tree_query(&t, b, x->lower, lo, sp, stack);
+        sort_spans(sp, m);
+        int64_t a = x->align > 0 ? x->align : 1;
+        int64_t reach = 0, best = -1, best_gap = INT64_MAX;
+        for (size_t j = 0; j < m; j++) {
+            int64_t at = align_up(reach, a);
+            if (sp[j].off >= at + x->size && sp[j].off - at < best_gap) {
+                best_gap = sp[j].off - at;
+                best = at;
+            }
+            if (sp[j].end > reach) reach = sp[j].end;
+        }
+        x->offset = best >= 0 ? best : align_up(reach, a);
+        tree_activate(&t, b, order[r]);
+        if (x->offset + x->size > top) top = x->offset + x->size;
+    }
+    *height = top;
+done:
+    gm_free(t.bs);
+    gm_free(t.slot);
+    gm_free(t.maxup);
+    gm_free(stack);
+    gm_free(sp);
+    return st;
+}
+
+gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, int64_t *height,
+                                gm_error *err)
+{
+    size_t *idx = gm_malloc((n + 1) * sizeof *idx);
+    if (!idx || sort_order(b, n, order, idx) != GM_OK) {
+        gm_free(idx);
+        return gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
+    }
+    gm_status st = best_fit_idx(b, n, idx, height, err);
+    gm_free(idx);
+    return st;
+}
+
+gm_status gm_dsa_best_fit(gm_dsa_buffer *b, size_t n, int64_t *height, gm_error *err)
+{
+    return gm_dsa_best_fit_order(b, n, GM_DSA_ORDER_SIZE, height, err);
+}

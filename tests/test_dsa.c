@@ -1,0 +1,392 @@
+/*
+ * test_dsa.c — the offset problem on its own: the CSV reader's errors, LOAD on hand examples, best
+ * fit and the search on small instances with a known optimum, the verifier against corrupted
+ * answers, and determinism of the search under a node budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graphmem/dsa.h"
+#include "util/alloc.h"
+
+static gm_dsa_buffer *parse_ok(const char *csv, size_t *n)
+{
+    gm_dsa_buffer *b = NULL;
+    gm_error err;
+    if (gm_dsa_parse_csv(csv, strlen(csv), "t.csv", &b, n, &err) != GM_OK) fail_msg("%s", err.message);
+    return b;
+}
+
+static void expect_error(const char *csv, const char *needle)
+{
+    gm_dsa_buffer *b = NULL;
+    size_t n = 99;
+    gm_error err;
+    gm_status st = gm_dsa_parse_csv(csv, strlen(csv), "t.csv", &b, &n, &err);
+    assert_int_equal(st, GM_ERR_INPUT);
+    assert_null(b);
+    assert_int_equal(n, 0);
+    if (!strstr(err.message, needle)) fail_msg("'%s' lacks '%s'", err.message, needle);
+}
+
+static void test_read_ok(void **state)
+{
+    (void)state;
+    size_t n;
+    gm_dsa_buffer *b = parse_ok("id,lower,upper,size\r\nb1,0,3,4\r\n7,3,9,4\r\n\r\n", &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(b[0].name, "b1");
+    assert_int_equal(b[0].id, 0); /* not an integer: the row number */
+    assert_int_equal(b[1].id, 7);
+    assert_int_equal(b[1].lower, 3);
+    assert_int_equal(b[1].upper, 9);
+    assert_int_equal(b[1].align, 1);
+    assert_int_equal(b[1].offset, -1);
+    gm_dsa_free(b);
+    /* columns in any order, optional alignment and offset */
+    b = parse_ok("size,upper,lower,id,alignment,offset\n8,5,1,x,4,16\n", &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(b[0].size, 8);
+    assert_int_equal(b[0].lower, 1);
+    assert_int_equal(b[0].upper, 5);
+    assert_int_equal(b[0].align, 4);
+    assert_int_equal(b[0].offset, 16);
+    gm_dsa_free(b);
+}
+
+static void test_read_errors(void **state)
+{
+    (void)state;
+    expect_error("", "t.csv:1: empty file");
+    expect_error("id,lower,upper\n0,1,2\n", "t.csv:1: header lacks column 'size'");
+    expect_error("id,lower,upper,size\n0,0,2,4\n1,0,x,4\n", "t.csv:3: upper 'x' is not an integer");
+    expect_error("id,lower,upper,size\n0,0,2\n", "t.csv:2: 3 fields, the header has 4");
+    expect_error("id,lower,upper,size\n0,5,5,4\n", "t.csv:2: buffer 0: lifetime [5, 5)");
+    expect_error("id,lower,upper,size\n0,0,5,0\n", "t.csv:2: buffer 0: size 0 out of range");
+    expect_error("id,lower,upper,size,alignment\n0,0,5,8,0\n", "t.csv:2: buffer 0: alignment 0");
+    expect_error("id,lower,upper,size,size\n", "column 'size' given twice");
+    expect_error("id,lower,upper,size\n,0,5,8\n", "t.csv:2: empty id");
+
+    gm_dsa_buffer *b = (gm_dsa_buffer *)1;
+    size_t n = 5;
+    gm_error err;
+    assert_int_equal(gm_dsa_read_csv("/nonexistent/x.csv", &b, &n, &err), GM_ERR_IO);
+    assert_null(b);
+    assert_non_null(strstr(err.message, "/nonexistent/x.csv"));
+}
+
+static void test_read_nomem(void **state)
+{
+    (void)state;
+    const char *csv = "id,lower,upper,size\n0,0,2,4\n";
+    gm_dsa_buffer *b;
+    size_t n;
+    gm_error err;
+    gm_alloc_fail_after(0);
+    gm_status st = gm_dsa_parse_csv(csv, strlen(csv), "t.csv", &b, &n, &err);
+    gm_alloc_fail_after(-1);
+    assert_int_equal(st, GM_ERR_NOMEM);
+    assert_null(b);
+}
+
+static void test_write_roundtrip(void **state)
+{
+    (void)state;
+    size_t n;
+    gm_dsa_buffer *b = parse_ok("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\n", &n);
+    int64_t h;
+    gm_error err;
+    assert_int_equal(gm_dsa_best_fit(b, n, &h, &err), GM_OK);
+    char path[] = "/tmp/gm_dsa_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gm_dsa_write_csv(path, b, n, &err), GM_OK);
+    gm_dsa_buffer *r;
+    size_t m;
+    assert_int_equal(gm_dsa_read_csv(path, &r, &m, &err), GM_OK);
+    assert_int_equal(m, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(r[i].name, b[i].name);
+        assert_int_equal(r[i].offset, b[i].offset);
+        assert_int_equal(r[i].size, b[i].size);
+    }
+    remove(path);
+    gm_dsa_free(r);
+    gm_dsa_free(b);
+    assert_int_equal(gm_dsa_write_csv("/nonexistent/dir/out.csv", b, 0, &err), GM_ERR_IO);
+}
+
+static void test_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(gm_dsa_lower_bound(NULL, 0), 0);
+    /* MiniMalloc's example input.12: LOAD 12 */
+    size_t n;
+    gm_dsa_buffer *b = parse_ok("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n", &n);
+    assert_int_equal(gm_dsa_lower_bound(b, n), 12);
+    gm_dsa_free(b);
+    /* half-open: a buffer ending at t and one starting at t are never both alive */
+    b = parse_ok("id,lower,upper,size\n0,0,5,10\n1,5,9,7\n", &n);
+    assert_int_equal(gm_dsa_lower_bound(b, n), 10);
+    gm_dsa_free(b);
+    b = parse_ok("id,lower,upper,size\n0,0,6,10\n1,5,9,7\n2,8,12,1\n", &n);
+    assert_int_equal(gm_dsa_lower_bound(b, n), 17);
+    gm_dsa_free(b);
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[3] = {
+        {.id = 10, .lower = 0, .upper = 4, .size = 8, .align = 1, .offset = 0},
+        {.id = 11, .lower = 2, .upper = 6, .size = 8, .align = 4, .offset = 8},
+        {.id = 12, .lower = 4, .upper = 8, .size = 8, .align = 1, .offset = 0}, /* after 10 dies */
+    };
+    char why[256];
+    assert_true(gm_dsa_check(b, 3, 16, why, sizeof why));
+    assert_false(gm_dsa_check(b, 3, 15, why, sizeof why)); /* too high */
+    assert_non_null(strstr(why, "exceeds"));
+    b[1].offset = 4; /* overlaps 10 and 12 in address and time */
+    assert_false(gm_dsa_check(b, 3, -1, why, sizeof why));
+    assert_non_null(strstr(why, "10"));
+    assert_non_null(strstr(why, "11"));
+    b[1].offset = 10; /* misaligned */
+    assert_false(gm_dsa_check(b, 3, -1, why, sizeof why));
+    assert_non_null(strstr(why, "alignment"));
+    b[1].offset = 8;
+    b[2].lower = 3; /* now alive with 10 at the same address */
+    assert_false(gm_dsa_check(b, 3, -1, why, sizeof why));
+    assert_non_null(strstr(why, "buffers 10 and 12 overlap"));
+    b[2].offset = -1;
+    assert_false(gm_dsa_check(b, 3, -1, why, sizeof why));
+    assert_non_null(strstr(why, "no offset"));
+}
+
+/* A perfect tiling of the 4 x 16 rectangle (time x address): c 0..6 and a 6..16 at t0; e 6..10
+ * and b 10..16 from t1; d 0..4 and h 4..6 from t2; f 4..10 at t3. */
+static const char *const tiling =
+    "id,lower,upper,size\n"
+    "a,0,1,10\nb,1,4,6\nc,0,2,6\nd,2,4,4\ne,1,3,4\nf,3,4,6\nh,2,3,2\n";
+
+static void test_best_fit(void **state)
+{
+    (void)state;
+    size_t n;
+    gm_dsa_buffer *b = parse_ok("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n", &n);
+    int64_t h;
+    gm_error err;
+    char why[256];
+    assert_int_equal(gm_dsa_best_fit(b, n, &h, &err), GM_OK);
+    assert_int_equal(h, 12);
+    assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+    for (int o = 0; o < GM_DSA_ORDER_COUNT; o++) {
+        assert_int_equal(gm_dsa_best_fit_order(b, n, (gm_dsa_order)o, &h, &err), GM_OK);
+        assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+        assert_true(h >= 12);
+    }
+    gm_dsa_free(b);
+    /* best fit respects alignment */
+    b = parse_ok("id,lower,upper,size,alignment\n0,0,4,3,1\n1,0,4,8,8\n", &n);
+    assert_int_equal(gm_dsa_best_fit(b, n, &h, &err), GM_OK);
+    assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+    assert_int_equal(b[1].offset % 8, 0);
+    gm_dsa_free(b);
+}
+
+static void test_search_optimum(void **state)
+{
+    (void)state;
+    size_t n;
+    gm_dsa_buffer *b = parse_ok(tiling, &n);
+    int64_t lb = gm_dsa_lower_bound(b, n), h;
+    assert_int_equal(lb, 16);
+    bool opt;
+    gm_error err;
+    char why[256];
+    gm_dsa_search_opts o = {0, 100000};
+    assert_int_equal(gm_dsa_search(b, n, &o, &h, &opt, &err), GM_OK);
+    assert_int_equal(h, 16);
+    assert_true(opt);
+    assert_true(gm_dsa_check(b, n, 16, why, sizeof why));
+    gm_dsa_free(b);
+    /* a chain of unit buffers alive two at a time: LOAD 2 is reachable */
+    b = parse_ok("id,lower,upper,size\n0,0,2,1\n1,1,3,1\n2,2,4,1\n", &n);
+    assert_int_equal(gm_dsa_search(b, n, &o, &h, &opt, &err), GM_OK);
+    assert_int_equal(h, 2);
+    assert_true(opt);
+    assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+    gm_dsa_free(b);
+    /* alignment: the aligned buffer must start at a multiple of 8 */
+    b = parse_ok("id,lower,upper,size,alignment\n0,0,4,3,1\n1,0,4,8,8\n", &n);
+    assert_int_equal(gm_dsa_search(b, n, &o, &h, &opt, &err), GM_OK);
+    assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+    assert_int_equal(h, 11); /* 8 at 0, 3 at 8 */
+    assert_int_equal(b[1].offset % 8, 0);
+    gm_dsa_free(b);
+    /* empty input */
+    assert_int_equal(gm_dsa_search(NULL, 0, &o, &h, &opt, &err), GM_OK);
+    assert_int_equal(h, 0);
+}
+
+/* A pseudo-random perfect packing: a strip cut into rectangles by recursive guillotine cuts,
+ * like the challenging benchmark's instances. LOAD equals the strip's height. */
+static size_t cut(gm_dsa_buffer *b, size_t n, uint64_t *rng, int64_t t0, int64_t t1, int64_t a0,
+                  int64_t a1, int depth)
+{
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    if (depth == 0 || (t1 - t0 < 2 && a1 - a0 < 2)) {
+        b[n] = (gm_dsa_buffer){.id = (int64_t)n, .lower = t0, .upper = t1, .size = a1 - a0,
+                               .align = 1, .offset = -1};
+        return n + 1;
+    }
+    bool in_time = (*rng & 1) ? t1 - t0 >= 2 : a1 - a0 < 2;
+    if (in_time) {
+        int64_t m = t0 + 1 + (int64_t)((*rng >> 8) % (uint64_t)(t1 - t0 - 1));
+        n = cut(b, n, rng, t0, m, a0, a1, depth - 1);
+        return cut(b, n, rng, m, t1, a0, a1, depth - 1);
+    }
+    int64_t m = a0 + 1 + (int64_t)((*rng >> 8) % (uint64_t)(a1 - a0 - 1));
+    n = cut(b, n, rng, t0, t1, a0, m, depth - 1);
+    return cut(b, n, rng, t0, t1, m, a1, depth - 1);
+}
+
+static void test_search_guillotine(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[64];
+    int greedy_short = 0; /* instances where best fit misses LOAD: the search did the work */
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        uint64_t rng = seed * 0x9E3779B97F4A7C15ull;
+        size_t n = cut(b, 0, &rng, 0, 40, 0, 1000, 5);
+        assert_true(n <= 64);
+        int64_t lb = gm_dsa_lower_bound(b, n), h, hb;
+        assert_int_equal(lb, 1000);
+        gm_error err;
+        char why[256];
+        assert_int_equal(gm_dsa_best_fit(b, n, &hb, &err), GM_OK);
+        assert_true(gm_dsa_check(b, n, hb, why, sizeof why));
+        greedy_short += hb > lb;
+        bool opt;
+        gm_dsa_search_opts o = {0, 2000000};
+        assert_int_equal(gm_dsa_search(b, n, &o, &h, &opt, &err), GM_OK);
+        if (!gm_dsa_check(b, n, h, why, sizeof why)) fail_msg("seed %d: %s", (int)seed, why);
+        assert_true(h <= hb);
+        assert_int_equal(h, 1000);
+        assert_true(opt);
+    }
+    print_message("best fit above LOAD on %d of 8\n", greedy_short);
+    assert_true(greedy_short > 0);
+}
+
+static void test_search_deterministic(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[64], c[64];
+    uint64_t rng = 42;
+    size_t n = cut(b, 0, &rng, 0, 50, 0, 997, 6);
+    memcpy(c, b, n * sizeof *b);
+    gm_dsa_search_opts o = {0, 50000}; /* a small node budget: it may stop early; same place */
+    int64_t h1, h2;
+    bool o1, o2;
+    gm_error err;
+    assert_int_equal(gm_dsa_search(b, n, &o, &h1, &o1, &err), GM_OK);
+    assert_int_equal(gm_dsa_search(c, n, &o, &h2, &o2, &err), GM_OK);
+    assert_int_equal(h1, h2);
+    assert_int_equal(o1, o2);
+    for (size_t i = 0; i < n; i++) assert_int_equal(b[i].offset, c[i].offset);
+}
+
+static void test_search_bad_input(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[1] = {{.id = 3, .lower = 4, .upper = 4, .size = 1, .align = 1}};
+    int64_t h;
+    bool opt;
+    gm_error err;
+    assert_int_equal(gm_dsa_search(b, 1, NULL, &h, &opt, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "3"));
+}
+
+/* Every allocation failure in best fit and the search gives GM_ERR_NOMEM and leaks nothing
+ * (AddressSanitizer's leak check runs with the tests). */
+static void test_search_nomem(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[64];
+    uint64_t rng = 7;
+    size_t n = cut(b, 0, &rng, 0, 30, 0, 500, 5);
+    bool saw_fail = false, saw_ok = false;
+    for (long k = 0; k < 400 && !saw_ok; k++) {
+        for (size_t i = 0; i < n; i++) b[i].offset = -1;
+        int64_t h;
+        bool opt;
+        gm_error err;
+        gm_dsa_search_opts o = {0, 20000};
+        gm_alloc_fail_after(k);
+        gm_status st = gm_dsa_search(b, n, &o, &h, &opt, &err);
+        gm_alloc_fail_after(-1);
+        if (st == GM_OK) {
+            char why[256];
+            assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+            saw_ok = true;
+        } else {
+            assert_int_equal(st, GM_ERR_NOMEM);
+            saw_fail = true;
+        }
+    }
+    assert_true(saw_fail);
+    assert_true(saw_ok);
+}
+
+/* A real instance from the shared data, when present: the search must reach LOAD quickly. */
+static void test_shared_instance(void **state)
+{
+    (void)state;
+    const char *path = GM_SHARED_DIR "/data/dsa/minimalloc/challenging/A.1048576.csv";
+    if (access(path, R_OK) != 0) skip();
+    gm_dsa_buffer *b;
+    size_t n;
+    gm_error err;
+    assert_int_equal(gm_dsa_read_csv(path, &b, &n, &err), GM_OK);
+    assert_int_equal(n, 154);
+    assert_int_equal(gm_dsa_lower_bound(b, n), 1048576);
+    int64_t h;
+    bool opt;
+    gm_dsa_search_opts o = {0, 3000000};
+    assert_int_equal(gm_dsa_search(b, n, &o, &h, &opt, &err), GM_OK);
+    char why[256];
+    assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+    assert_int_equal(h, 1048576);
+    assert_true(opt);
+    gm_dsa_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_ok),
+        cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_read_nomem),
+        cmocka_unit_test(test_write_roundtrip),
+        cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_best_fit),
+        cmocka_unit_test(test_search_optimum),
+        cmocka_unit_test(test_search_guillotine),
+        cmocka_unit_test(test_search_deterministic),
+        cmocka_unit_test(test_search_bad_input),
+        cmocka_unit_test(test_search_nomem),
+        cmocka_unit_test(test_shared_instance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
