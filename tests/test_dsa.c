@@ -199,6 +199,20 @@ static void test_best_fit(void **state)
     assert_true(gm_dsa_check(b, n, h, why, sizeof why));
     assert_int_equal(b[1].offset % 8, 0);
     gm_dsa_free(b);
+    /* A buffer built in memory with an empty lifetime (the reader refuses one) takes best fit's
+     * plain path, which must still give every other buffer a place that overlaps no one. */
+    b = parse_ok("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n", &n);
+    b[3].upper = b[3].lower; /* b4 now lives nowhere */
+    assert_int_equal(gm_dsa_best_fit(b, n, &h, &err), GM_OK);
+    assert_true(h >= 8 && h <= 12);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            bool in_time = b[i].lower < b[j].upper && b[j].lower < b[i].upper;
+            bool in_space = b[i].offset < b[j].offset + b[j].size && b[j].offset < b[i].offset + b[i].size;
+            assert_false(in_time && in_space);
+        }
+    }
+    gm_dsa_free(b);
 }
 
 static void test_search_optimum(void **state)

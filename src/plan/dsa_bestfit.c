@@ -4,7 +4,9 @@
  * placed buffers that overlap it in time, that holds it, or on top of them all.
  *
  * Finding the time-overlapping placed buffers must not be an n x n scan on 60,000-buffer traces:
- * see overlap_tree below.
+ * see overlap_tree below. Even that collects and sorts ~9,000 spans per placement on Y_1 (10 s);
+ * best_fit_union (the path normally taken) keeps only the unions of placed spans per time-tree
+ * node and decides identically (0.85 s on Y_1).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +222,176 @@ done:
     return st;
 }
 
+/* The same best fit, faster on big traces (Y_1: 62,185 buffers, ~9,000 overlapping each one).
+ * best_fit_idx collects and sorts every overlapping span per placement; but the gap it picks
+ * depends only on the holes of the union of those spans, and best fit packs buffers against
+ * each other, so that union has few pieces. Here a segment tree over the elementary time
+ * intervals keeps, per node, occupied address sets as sorted disjoint intervals:
+ *   cover: union of the placed spans whose canonical decomposition includes the node,
+ *   agg:   union of the placed spans alive anywhere in the node's time range.
+ * A span placed over [l, u) is added to cover and agg of its canonical nodes and to agg of their
+ * ancestors (union is monotone, so no rebuild). A window's occupied set is then the agg of its
+ * canonical nodes plus the cover of their proper ancestors. The gap scan over those pieces, sorted
+ * by start, meets the same holes in the same order as the scan over the raw spans (each hole lies
+ * between a max end so far and the next start either way), so every decision is unchanged. */
+typedef struct ilist {
+    span *v;
+    size_t n, cap;
+} ilist;
+
+/* Adds [s.off, s.end) to a sorted list of disjoint, non-touching intervals. Touching pieces are
+ * merged: the zero-size hole between them can hold no buffer. */
+static bool ilist_add(ilist *l, span s)
+{
+    size_t lo = 0, hi = l->n; /* first piece ending at or after s.off */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid].end < s.off) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t j = lo; /* pieces [lo, j) meet s */
+    while (j < l->n && l->v[j].off <= s.end) {
+        if (l->v[j].off < s.off) s.off = l->v[j].off;
+        if (l->v[j].end > s.end) s.end = l->v[j].end;
+        j++;
+    }
+    if (j == lo) { /* nothing met: insert */
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 4;
+            span *v = gm_realloc(l->v, cap * sizeof *v);
+            if (!v) return false;
+            l->v = v;
+            l->cap = cap;
+        }
+        memmove(l->v + lo + 1, l->v + lo, (l->n - lo) * sizeof *l->v);
+        l->v[lo] = s;
+        l->n++;
+        return true;
+    }
+    l->v[lo] = s;
+    memmove(l->v + lo + 1, l->v + j, (l->n - j) * sizeof *l->v);
+    l->n -= j - lo - 1;
+    return true;
+}
+
+typedef struct union_tree {
+    ilist *cover, *agg; /* 2 * size nodes, leaves at [size, 2 * size) */
+    size_t size;
+} union_tree;
+
+static bool utree_add(union_tree *t, size_t node, size_t nl, size_t nr, size_t ql, size_t qr,
+                      span s)
+{
+    if (!ilist_add(&t->agg[node], s)) return false;
+    if (ql <= nl && nr <= qr) return ilist_add(&t->cover[node], s);
+    size_t mid = nl + (nr - nl) / 2;
+    if (ql < mid && !utree_add(t, 2 * node, nl, mid, ql, qr, s)) return false;
+    if (qr > mid && !utree_add(t, 2 * node + 1, mid, nr, ql, qr, s)) return false;
+    return true;
+}
+
+/* Appends the pieces of the window [ql, qr)'s occupied set (possibly overlapping) to *out. */
+static bool utree_query(const union_tree *t, size_t node, size_t nl, size_t nr, size_t ql,
+                        size_t qr, span **out, size_t *m, size_t *cap)
+{
+    const ilist *l = ql <= nl && nr <= qr ? &t->agg[node] : &t->cover[node];
+    if (*m + l->n > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < *m + l->n) c *= 2;
+        span *v = gm_realloc(*out, c * sizeof *v);
+        if (!v) return false;
+        *out = v;
+        *cap = c;
+    }
+    if (l->n) memcpy(*out + *m, l->v, l->n * sizeof *l->v);
+    *m += l->n;
+    if (ql <= nl && nr <= qr) return true;
+    size_t mid = nl + (nr - nl) / 2;
+    if (ql < mid && !utree_query(t, 2 * node, nl, mid, ql, qr, out, m, cap)) return false;
+    if (qr > mid && !utree_query(t, 2 * node + 1, mid, nr, ql, qr, out, m, cap)) return false;
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t time_index(const int64_t *ts, size_t nt, int64_t v)
+{
+    size_t lo = 0, hi = nt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ts[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order, int64_t *height,
+                                gm_error *err)
+{
+    *height = 0;
+    if (n == 0) return GM_OK;
+    union_tree t = {0};
+    span *sp = NULL;
+    size_t cap = 0, nt = 0;
+    int64_t *ts = gm_malloc(2 * n * sizeof *ts);
+    gm_status st = GM_OK;
+    if (!ts) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        ts[2 * i] = b[i].lower;
+        ts[2 * i + 1] = b[i].upper;
+    }
+    qsort(ts, 2 * n, sizeof *ts, cmp_i64);
+    for (size_t i = 0; i < 2 * n; i++)
+        if (nt == 0 || ts[nt - 1] != ts[i]) ts[nt++] = ts[i];
+    /* leaves are the elementary intervals [ts[k], ts[k + 1]) */
+    size_t leaves = nt - 1;
+    t.size = 1;
+    while (t.size < leaves) t.size *= 2;
+    t.cover = gm_calloc(2 * t.size, sizeof *t.cover);
+    t.agg = gm_calloc(2 * t.size, sizeof *t.agg);
+    if (!t.cover || !t.agg) goto nomem;
+    int64_t top = 0;
+    for (size_t r = 0; r < n; r++) {
+        gm_dsa_buffer *x = &b[order[r]];
+        size_t ql = time_index(ts, nt, x->lower), qr = time_index(ts, nt, x->upper);
+        size_t m = 0;
+        if (!utree_query(&t, 1, 0, t.size, ql, qr, &sp, &m, &cap)) goto nomem;
+        sort_spans(sp, m);
+        int64_t a = x->align > 0 ? x->align : 1;
+        int64_t reach = 0, best = -1, best_gap = INT64_MAX;
+        for (size_t j = 0; j < m; j++) {
+            int64_t at = align_up(reach, a);
+            if (sp[j].off >= at + x->size && sp[j].off - at < best_gap) {
+                best_gap = sp[j].off - at;
+                best = at;
+            }
+            if (sp[j].end > reach) reach = sp[j].end;
+        }
+        x->offset = best >= 0 ? best : align_up(reach, a);
+        if (!utree_add(&t, 1, 0, t.size, ql, qr, (span){x->offset, x->offset + x->size}))
+            goto nomem;
+        if (x->offset + x->size > top) top = x->offset + x->size;
+    }
+    *height = top;
+    goto done;
+nomem:
+    st = gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
+done:
+    if (t.cover)
+        for (size_t v = 0; v < 2 * t.size; v++) gm_free(t.cover[v].v);
+    if (t.agg)
+        for (size_t v = 0; v < 2 * t.size; v++) gm_free(t.agg[v].v);
+    gm_free(t.cover);
+    gm_free(t.agg);
+    gm_free(sp);
+    gm_free(ts);
+    return st;
+}
+
 gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, int64_t *height,
                                 gm_error *err)
 {
@@ -228,7 +400,14 @@ gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, 
         gm_free(idx);
         return gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
     }
-    gm_status st = best_fit_idx(b, n, idx, height, err);
+    /* An empty lifetime (upper <= lower; the CSV reader rejects it, hand-built input may not)
+     * has no elementary time interval, and the overlap test's answer for it is a corner case
+     * best_fit_idx defines; keep that path for such input. */
+    bool degenerate = false;
+    for (size_t i = 0; i < n; i++)
+        if (b[i].upper <= b[i].lower) degenerate = true;
+    gm_status st = degenerate ? best_fit_idx(b, n, idx, height, err)
+                              : best_fit_union(b, n, idx, height, err);
     gm_free(idx);
     return st;
 }
