@@ -27,6 +27,25 @@ static inline gm_model *load_scenario(const char *name)
     return m;
 }
 
+/* A run that runs nothing: a scenario that still holds under it tests nothing. */
+static inline gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm_pass_set *available,
+                                    gm_error *err, void *ctx)
+{
+    (void)set;
+    (void)ctx;
+    memset(rep, 0, sizeof *rep);
+    *available = GM_PASS_SET_ALL;
+    return gm_model_toposort(m, err);
+}
+
+/* The text of tests/scenarios/<name>, or the test fails. */
+static inline char *slurp_scenario(const char *name, size_t *len)
+{
+    char *text = scn_slurp(GM_SCENARIO_DIR, name, len);
+    if (!text) fail_msg("cannot read %s/%s", GM_SCENARIO_DIR, name);
+    return text;
+}
+
 /* Runs pass `fn` on the graph of scenario `file` again and again, making the n-th allocation
  * fail for n = 0, 1, ... until a run succeeds: each failed run must end in GM_ERR_NOMEM (no
  * crash, no leak: ASan watches) and leave a model that can be freed. Returns the number of

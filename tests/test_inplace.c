@@ -45,16 +45,6 @@ static gm_status run_inplace(gm_model *m, gm_pass_set set, gm_pass_report *rep, 
     return gm_model_toposort(m, err);
 }
 
-static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm_pass_set *available,
-                             gm_error *err, void *ctx)
-{
-    (void)set;
-    (void)ctx;
-    memset(rep, 0, sizeof *rep);
-    *available = GM_PASS_SET_ALL;
-    return gm_model_toposort(m, err);
-}
-
 static gm_node *node(const gm_model *m, const char *name)
 {
     gm_node *n = gm_model_find_node(m, name);

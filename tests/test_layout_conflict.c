@@ -85,16 +85,6 @@ static gm_status run_local(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm
     return gm_model_toposort(m, err);
 }
 
-static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm_pass_set *available,
-                             gm_error *err, void *ctx)
-{
-    (void)set;
-    (void)ctx;
-    memset(rep, 0, sizeof *rep);
-    *available = GM_PASS_SET_ALL;
-    return gm_model_toposort(m, err);
-}
-
 /* ---- the scenario files ------------------------------------------------------------------ */
 
 /* Scenarios that pin an absence: they hold when nothing runs. Each names its positive sibling. */

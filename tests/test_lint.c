@@ -50,24 +50,7 @@ static gm_status run_lint_local(gm_model *m, gm_pass_set set, gm_pass_report *re
     return gm_model_toposort(m, err);
 }
 
-static gm_status run_nothing(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm_pass_set *available,
-                             gm_error *err, void *ctx)
-{
-    (void)set;
-    (void)ctx;
-    memset(rep, 0, sizeof *rep);
-    *available = GM_PASS_SET_ALL;
-    return gm_model_toposort(m, err);
-}
-
 /* ---- the scenario files ------------------------------------------------------------------ */
-
-static char *slurp_scenario(const char *name, size_t *len)
-{
-    char *text = scn_slurp(GM_SCENARIO_DIR, name, len);
-    if (!text) fail_msg("cannot read %s/%s", GM_SCENARIO_DIR, name);
-    return text;
-}
 
 /* Does the file expect warnings ("lint" non-empty)? */
 static bool expects_warnings(const char *text, size_t len)
