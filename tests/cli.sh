@@ -50,11 +50,19 @@ has "$TMP/out" "inserted nodes" "summary: inserted"
 has "$TMP/out" "lint warnings" "summary: lint"
 has "$TMP/out" "bytes by memory type" "summary: memory types"
 has "$TMP/out" "streams, edges             2," "summary: two streams"
+has "$TMP/out" "lower bound" "summary: lower bound"
+has "$TMP/out" "verified                   yes" "summary: the plan is verified"
 expect 0 "plan --json" "$GM" plan --json && has "$TMP/out" '"model":	"train_step"' "json summary"
 expect 0 "plan -q" "$GM" plan -q
 [ -s "$TMP/out" ] && { echo "FAIL: -q printed output"; fails=$((fails + 1)); }
-expect 0 "plan --passes none" "$GM" plan --passes none
-expect 0 "plan --passes list" "$GM" plan --passes hccl_memcpy,rw_conflict,lint --option ge.featureBaseRefreshable=1
+expect 0 "check --passes none" "$GM" check "$SRC/examples/train_step.json" --passes none
+expect 0 "check --passes list" "$GM" check "$SRC/examples/train_step.json" --passes hccl_memcpy,rw_conflict,lint --option ge.featureBaseRefreshable=1
+# Without the passes the example keeps a conflict (a user input inside a continuous group): no
+# valid plan exists, and plan says so with exit 1 instead of printing an unverified plan.
+expect 1 "plan without the passes" "$GM" plan --passes none && has "$TMP/err" "did not verify" "says why"
+expect 0 "plan -o" "$GM" plan -o "$TMP/plan.json" -q --dump-graph "$TMP/planned.json"
+expect 0 "the written plan verifies" "$GM" verify "$TMP/planned.json" "$TMP/plan.json"
+has "$SRC/README.md" "graphmem plan" "README names the main command"
 
 # Usage errors: exit 2, and the message names what is wrong.
 expect 2 "unknown pass" "$GM" plan --passes rw_conflict,bogus && has "$TMP/err" "unknown pass 'bogus'" "names the pass"

@@ -75,6 +75,89 @@ gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, c
 /* The same for a file: GM_ERR_IO when it cannot be read. */
 gm_status gm_plan_verify_file(const gm_model *m, const char *plan_path, gm_plan_verdict *v, gm_error *err);
 
+
+/* ---- the planner v0 (src/plan/planner.c, src/plan/plan_write.c) ----------------------------
+ * Symbols from GE's symbol table, one region per (kind, memory type), each feature-map and
+ * zero-copy region packed by the DSA packer on lifetimes in the model order. Streams that run
+ * side by side are made safe by checking the plan with gm_plan_verify_json in-process and
+ * merging the lifetimes of every pair it reports as overlapping and unordered. */
+
+typedef struct gm_plan_options {
+    int64_t align;              /* region alignment and size granule (bytes, > 0); default 512 */
+    double search_budget_s;     /* DSA search wall clock per region pack; <= 0: none. Default 1 */
+    uint64_t search_node_limit; /* DSA search nodes per region pack; 0: none. Default 200000 */
+    uint32_t repair_rounds;     /* verify-and-merge rounds before a region that still has
+                                   unordered overlaps falls back to no reuse; default 32 */
+} gm_plan_options;
+
+/* Fills *o with the defaults above. */
+void gm_plan_options_init(gm_plan_options *o);
+
+typedef enum gm_plan_region_kind {
+    GM_PLAN_R_FEATURE_MAP = 0, /* reused memory, one per memory type */
+    GM_PLAN_R_ZERO_COPY,       /* user inputs and outputs */
+    GM_PLAN_R_FIXED,           /* Const, Variable, root RefData: never reused */
+    GM_PLAN_R_DYNAMIC,         /* unknown size: no offset */
+    GM_PLAN_R_COUNT
+} gm_plan_region_kind;
+
+/* "feature_map", "zero_copy", "fixed", "dynamic". */
+const char *gm_plan_region_name(gm_plan_region_kind r);
+
+typedef struct gm_plan_anchor {
+    const gm_node *node;
+    uint32_t index;
+    bool out;
+} gm_plan_anchor;
+
+typedef struct gm_plan_symbol {
+    char *id;                  /* GE's symbol name: "<node>_out_<i>" */
+    gm_plan_region_kind region;
+    gm_mem_type mem_type;
+    int64_t offset;            /* bytes from the region's start; -1 in the dynamic region */
+    int64_t size;              /* aligned bytes reserved; -1 in the dynamic region */
+    int64_t first, last;       /* lifetime in the model order as packed (after repairs) */
+    gm_plan_anchor *anchors;
+    size_t n_anchors;
+    int64_t *streams;          /* distinct streams of its anchors' nodes, ascending */
+    size_t n_streams;
+} gm_plan_symbol;
+
+typedef struct gm_plan_strategy {
+    char name[32];
+    int64_t bytes;             /* feature-map bytes this packer reached (all memory types) */
+    double ms;
+} gm_plan_strategy;
+
+typedef struct gm_plan {
+    int64_t align;
+    gm_plan_symbol *symbols;   /* in the symbol table's order (by name) */
+    size_t n_symbols;
+    int64_t region_bytes[GM_PLAN_R_COUNT][GM_MEM_COUNT]; /* extents; 0 for dynamic */
+    bool region_used[GM_PLAN_R_COUNT][GM_MEM_COUNT];
+    int64_t feature_map_bytes; /* sum of the feature-map extents */
+    int64_t lower_bound_bytes; /* sum over memory types of the peak live feature-map total */
+    int64_t no_reuse_bytes;    /* sum of the feature-map symbols' sizes */
+    int64_t zero_copy_bytes, fixed_bytes;
+    int64_t by_memory_type[GM_MEM_COUNT]; /* feature-map extent per memory type */
+    size_t dynamic_symbols;
+    gm_plan_strategy strategies[2];
+    size_t n_strategies;
+    const char *strategy;      /* the winner's name (points into strategies) */
+    size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */
+    size_t repair_rounds;      /* verifier rounds run */
+    bool fallback[GM_MEM_COUNT][GM_PLAN_R_COUNT]; /* region fell back to no reuse */
+    size_t unresolved;         /* problems the final self-check still reports (0 when sound) */
+} gm_plan;
+
+/* Plans m (finalized and sorted; run the passes first). o NULL: defaults. *out is freed with
+ * gm_plan_free. A plan whose self-check still fails (p->unresolved > 0: something v0 does not
+ * model, such as continuous groups) is returned with GM_OK; the caller decides. */
+gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err);
+/* Writes p as spec/plan-format.md JSON (malloc'd, NUL-terminated; *len without the NUL). */
+gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, size_t *len, gm_error *err);
+void gm_plan_free(gm_plan *p);
+
 #ifdef __cplusplus
 }
 #endif

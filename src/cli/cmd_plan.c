@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
+#include "graphmem/plan.h"
 
 typedef struct plan_result {
     const gm_model *m;
@@ -19,6 +20,7 @@ typedef struct plan_result {
     gm_pass_set requested, available;
     gm_pass_report report;
     gm_model_stats stats;
+    gm_plan *plan;        /* plan only; verified before it is printed */
     double ms;
 } plan_result;
 
@@ -35,11 +37,13 @@ static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
     if (strcmp(o->strategy, "auto") != 0) {
         return gm_error_set(err, GM_ERR_USAGE, "%s: unknown strategy '%s' (known: auto)", o->cmd, o->strategy);
     }
-    const char *needs_plan = o->output ? "-o" : o->svg ? "--svg" : o->dot ? "--dot" : NULL;
+    const char *needs_plan = o->svg ? "--svg" : o->dot ? "--dot" : NULL;
     if (o->dsa) return gm_error_set(err, GM_ERR_USAGE, "%s: --dsa goes with plan", o->cmd);
     if (needs_plan) {
-        return gm_error_set(err, GM_ERR_USAGE, "%s: %s needs the memory planner, which this version (%s) does not have yet",
-                            o->cmd, needs_plan, GM_VERSION_STRING);
+        return gm_error_set(err, GM_ERR_USAGE, "%s: %s is not in this version (%s) yet", o->cmd, needs_plan,
+                            GM_VERSION_STRING);
+    if (o->output && strcmp(o->cmd, "plan") != 0)
+        return gm_error_set(err, GM_ERR_USAGE, "%s: -o writes a plan: use graphmem plan", o->cmd);
     }
     return GM_OK;
 }
@@ -108,10 +112,17 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
         printf(" %s %lld%s", gm_mem_type_name((gm_mem_type)t), (long long)s->bytes_by_mem_type[t],
                t + 1 < GM_MEM_COUNT ? "," : "\n");
     }
-    if (!strcmp(o->cmd, "plan")) {
-        printf("  %-26s not planned: the memory planner is not in this version\n", "feature-map bytes");
-        printf("  %-26s -\n", "lower bound, ratio");
-        printf("  %-26s -\n", "strategy");
+    if (r->plan) {
+        const gm_plan *p = r->plan;
+        printf("  %-26s %lld\n", "feature-map bytes", (long long)p->feature_map_bytes);
+        printf("  %-26s %lld, ratio %.4f\n", "lower bound", (long long)p->lower_bound_bytes,
+               p->lower_bound_bytes ? (double)p->feature_map_bytes / (double)p->lower_bound_bytes : 1.0);
+        printf("  %-26s %lld zero-copy, %lld fixed, %zu dynamic symbols\n", "other regions",
+               (long long)p->zero_copy_bytes, (long long)p->fixed_bytes, p->dynamic_symbols);
+        printf("  %-26s %s (best of", "strategy", p->strategy ? p->strategy : "-");
+        for (size_t i = 0; i < p->n_strategies; i++) printf("%s %s", i ? "," : "", p->strategies[i].name);
+        printf(")\n  %-26s yes (%zu symbols; %zu pairs kept apart across streams)\n", "verified", p->n_symbols,
+               p->repaired_pairs);
     }
     printf("  %-26s %.2f ms\n", "time", r->ms);
     if (!strcmp(o->cmd, "check") || o->verbosity > 0) print_findings(r);
@@ -169,7 +180,14 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
     for (int t = 0; t < GM_MEM_COUNT; t++)
         cJSON_AddNumberToObject(by_mem, gm_mem_type_name((gm_mem_type)t), (double)s->bytes_by_mem_type[t]);
     cJSON_AddItemToObject(j, "by_memory_type", by_mem);
-    if (!strcmp(o->cmd, "plan")) cJSON_AddNullToObject(j, "feature_map_bytes"); /* not planned in this version */
+    if (r->plan) {
+        cJSON_AddNumberToObject(j, "feature_map_bytes", (double)r->plan->feature_map_bytes);
+        cJSON_AddNumberToObject(j, "lower_bound_bytes", (double)r->plan->lower_bound_bytes);
+        cJSON_AddNumberToObject(j, "plan_zero_copy_bytes", (double)r->plan->zero_copy_bytes);
+        cJSON_AddNumberToObject(j, "plan_fixed_bytes", (double)r->plan->fixed_bytes);
+        cJSON_AddStringToObject(j, "strategy", r->plan->strategy ? r->plan->strategy : "");
+        cJSON_AddBoolToObject(j, "verified", true);
+    }
     cJSON_AddNumberToObject(j, "ms", r->ms);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
@@ -179,6 +197,41 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
     }
     printf("%s\n", text);
     free(text);
+    return 0;
+}
+
+/* Plans the model, proves the plan with the independent verifier (nothing unverified is ever
+ * printed or written), and writes it with -o. Returns an exit status (0 ok). */
+static int make_plan(const gm_cli_opts *o, const gm_model *m, gm_plan **out, gm_error *err)
+{
+    gm_plan_options po;
+    gm_plan_options_init(&po);
+    po.align = o->align;
+    gm_plan *p = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    gm_status st = gm_plan_build(m, &po, &p, err);
+    if (st == GM_OK) st = gm_plan_write_json(m, p, &text, &len, err);
+    if (st != GM_OK) {
+        gm_plan_free(p);
+        return gm_cli_fail(err);
+    }
+    gm_plan_verdict v;
+    memset(&v, 0, sizeof v);
+    st = gm_plan_verify_json(m, text, len, "<the plan>", &v, err);
+    bool ok = st == GM_OK && gm_plan_verdict_ok(&v) && p->unresolved == 0;
+    if (st == GM_OK && !ok) {
+        fprintf(stderr, "graphmem: the plan did not verify (%zu problem(s)); it is not written:\n", v.n_problems);
+        for (size_t i = 0; i < v.n_problems && i < 10; i++) fprintf(stderr, "  %s\n", v.problems[i].message);
+    }
+    gm_plan_verdict_free(&v);
+    if (st == GM_OK && ok && o->output) st = gm_write_file(o->output, text, len, err);
+    free(text);
+    if (st != GM_OK || !ok) {
+        gm_plan_free(p);
+        return st != GM_OK ? gm_cli_fail(err) : 1;
+    }
+    *out = p;
     return 0;
 }
 
@@ -202,11 +255,20 @@ int gm_cmd_plan(const gm_cli_opts *o)
     }
     r.nodes_after = gm_model_node_count(m);
     gm_model_get_stats(m, &r.stats);
+    if (!strcmp(o->cmd, "plan")) {
+        int rc = make_plan(o, m, &r.plan, &err);
+        if (rc) {
+            gm_pass_report_free(&r.report);
+            gm_model_free(m);
+            return rc;
+        }
+    }
     r.ms = now_ms() - t0;
     int rc = 0;
     if (o->json) rc = print_json(o, &r);
     else if (o->verbosity >= 0) print_text(o, &r);
     if (rc == 0 && o->strict && r.report.lint_warnings) rc = 1;
+    gm_plan_free(r.plan);
     gm_pass_report_free(&r.report);
     gm_model_free(m);
     return rc;
