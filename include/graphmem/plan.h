@@ -50,12 +50,13 @@ typedef struct gm_plan_problem {
     char message[384];           /* says which and why */
 } gm_plan_problem;
 
-/* At most this many problems are kept; the rest are counted in `dropped`. */
-#define GM_PLAN_VERDICT_MAX_PROBLEMS 256
+/* At most this many problems are kept (the array grows as they come); the rest are counted in
+ * `dropped`. Large, because the planner repairs every reported pair of a round at once. */
+#define GM_PLAN_VERDICT_MAX_PROBLEMS 16384
 
 typedef struct gm_plan_verdict {
     gm_plan_problem *problems; /* owned: free with gm_plan_verdict_free */
-    size_t n_problems;
+    size_t n_problems, cap_problems;
     size_t dropped;
     size_t by_kind[GM_PLAN_P_KIND_COUNT]; /* every problem found, kept or dropped */
     size_t symbols;            /* symbols in the plan */

@@ -68,10 +68,7 @@ gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_
         v->dropped++;
         return GM_OK;
     }
-    if (!v->problems) {
-        v->problems = gm_calloc(GM_PLAN_VERDICT_MAX_PROBLEMS, sizeof *v->problems);
-        if (!v->problems) return GM_ERR_NOMEM;
-    }
+    if (gm_grow((void **)&v->problems, sizeof *v->problems, v->n_problems + 1, &v->cap_problems)) return GM_ERR_NOMEM;
     gm_plan_problem *p = &v->problems[v->n_problems++];
     memset(p, 0, sizeof *p);
     p->kind = kind;
