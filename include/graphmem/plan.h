@@ -85,7 +85,8 @@ gm_status gm_plan_verify_file(const gm_model *m, const char *plan_path, gm_plan_
 
 typedef struct gm_plan_options {
     int64_t align;              /* region alignment and size granule (bytes, > 0); default 512 */
-    double search_budget_s;     /* DSA search wall clock per region pack; <= 0: none. Default 1 */
+    double search_budget_s;     /* DSA search wall clock per region pack; <= 0: none (default: the
+                                   node limit alone bounds it, so plans are deterministic) */
     uint64_t search_node_limit; /* DSA search nodes per region pack; 0: none. Default 200000 */
     uint32_t repair_rounds;     /* verify-and-merge rounds before a region that still has
                                    unordered overlaps falls back to no reuse; default 32 */

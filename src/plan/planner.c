@@ -25,7 +25,9 @@
 void gm_plan_options_init(gm_plan_options *o)
 {
     o->align = 512;
-    o->search_budget_s = 1.0;
+    /* No wall-clock budget by default: the node limit alone bounds the search, so the same
+     * model gives the same plan on any machine, under any load (DESIGN: determinism). */
+    o->search_budget_s = 0;
     o->search_node_limit = 200000;
     o->repair_rounds = 32;
 }
