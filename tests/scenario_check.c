@@ -26,6 +26,7 @@
 #include "graphmem/graph.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
+#include "graphmem/plan.h"
 
 /* ---- scenario files (shared by every runner) ------------------------------------------------ */
 
@@ -693,6 +694,52 @@ static void scn_expect_skip_rw(scn_ctx *c, const gm_model *m, const cJSON *list)
     }
 }
 
+/* The planned symbol holding output "n:k" (its region, offset and size), or NULL. */
+static const gm_plan_symbol *scn_plan_output(const gm_plan *p, const char *ref)
+{
+    char name[512];
+    long k;
+    if (!scn_parse_ref(ref, name, sizeof name, &k)) return NULL;
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const gm_plan_symbol *y = &p->symbols[i];
+        for (size_t a = 0; a < y->n_anchors; a++) {
+            const gm_plan_anchor *x = &y->anchors[a];
+            if (x->out && (long)x->index == k && !strcmp(gm_node_name(x->node), name)) return y;
+        }
+    }
+    return NULL;
+}
+
+/* same_offset [["a:0","b:0"]]: one address; follows [["b:0","a:0"]]: b starts where a ends
+ * (the plan's reserved, aligned size). The model is planned as `graphmem plan` would. */
+static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e, bool follows)
+{
+    gm_plan *p = NULL;
+    gm_error err;
+    gm_error_clear(&err);
+    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) {
+        scn_fail(c, "expect.%s: planning failed: %s", follows ? "follows" : "same_offset", err.message);
+        return;
+    }
+    for (const cJSON *pr = e->child; pr; pr = pr->next) {
+        const char *ra = pr->child->valuestring, *rb = pr->child->next->valuestring;
+        const gm_plan_symbol *a = scn_plan_output(p, ra), *b = scn_plan_output(p, rb);
+        if (!a || !b) {
+            scn_fail(c, "expect.%s [%s, %s]: %s has no planned symbol", follows ? "follows" : "same_offset", ra, rb,
+                     a ? rb : ra);
+            continue;
+        }
+        bool same_region = a->region == b->region && a->mem_type == b->mem_type;
+        if (!follows && !(same_region && a->offset == b->offset))
+            scn_fail(c, "expect.same_offset [%s, %s]: offsets %lld and %lld (%s, %s)", ra, rb, (long long)a->offset,
+                     (long long)b->offset, gm_plan_region_name(a->region), gm_plan_region_name(b->region));
+        if (follows && !(same_region && a->offset == b->offset + b->size))
+            scn_fail(c, "expect.follows [%s, %s]: %s is at %lld, %s ends at %lld", ra, rb, ra, (long long)a->offset, rb,
+                     (long long)(b->offset + b->size));
+    }
+    gm_plan_free(p);
+}
+
 static void scn_evaluate(scn_ctx *c, const cJSON *ex, const scn_orig *o, const gm_model *m,
                          const gm_pass_report *rep)
 {
@@ -740,7 +787,7 @@ static void scn_evaluate(scn_ctx *c, const cJSON *ex, const scn_orig *o, const g
                 scn_buf_free(&b);
             }
         } else if (!strcmp(k, "same_offset") || !strcmp(k, "follows")) {
-            scn_fail(c, "expect.%s: plan facts need the memory planner (not built yet)", k);
+            scn_expect_plan_facts(c, m, e, !strcmp(k, "follows"));
         }
     }
 }
