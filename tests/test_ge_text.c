@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "io_test_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,17 +83,6 @@ static char *ge_write_ok(const gm_model *m)
     return text;
 }
 
-static char *json_ok(const gm_model *m)
-{
-    char *text = NULL;
-    size_t len = 0;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_write_json(m, &text, &len, &err);
-    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
-    assert_int_equal(st, GM_OK);
-    return text;
-}
 
 static const gm_attr *attr_of(const gm_attr *list, const char *name)
 {
@@ -643,7 +634,7 @@ static void check_ge_round_trip(gm_model *m, bool exact)
     if (exact) assert_string_equal(ge, ge_norm);
     char *ge2 = ge_write_ok(back);
     assert_string_equal(ge_norm, ge2);
-    char *j1 = json_ok(m), *j2 = json_ok(back);
+    char *j1 = write_json_ok(m), *j2 = write_json_ok(back);
     if (strcmp(j1, j2) != 0) print_message("original:\n%s\nback:\n%s\n", j1, j2);
     assert_string_equal(j1, j2);
     free(j1);
@@ -656,12 +647,7 @@ static void check_ge_round_trip(gm_model *m, bool exact)
 
 static void check_json_file(const char *path)
 {
-    gm_model *m = NULL;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_read_file(path, &m, &err);
-    if (st != GM_OK) print_message("%s\n", err.message);
-    assert_int_equal(st, GM_OK);
+    gm_model *m = read_file_ok(path);
     check_ge_round_trip(m, true);
     gm_model_free(m);
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "io_test_util.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -27,40 +29,16 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static gm_model *read_ok(const char *json)
-{
-    gm_model *m = NULL;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_read_json(json, strlen(json), "t.json", &m, &err);
-    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
-    assert_int_equal(st, GM_OK);
-    assert_non_null(m);
-    return m;
-}
 
-static char *write_ok(const gm_model *m)
-{
-    char *text = NULL;
-    size_t len = 0;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_write_json(m, &text, &len, &err);
-    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
-    assert_int_equal(st, GM_OK);
-    assert_non_null(text);
-    assert_int_equal(len, strlen(text));
-    return text;
-}
 
 /* write(read(text)); also checks that one more read+write gives the same bytes. */
 static char *round_trip(const char *text)
 {
-    gm_model *m = read_ok(text);
-    char *once = write_ok(m);
+    gm_model *m = read_json_ok(text);
+    char *once = write_json_ok(m);
     gm_model_free(m);
-    m = read_ok(once);
-    char *twice = write_ok(m);
+    m = read_json_ok(once);
+    char *twice = write_json_ok(m);
     gm_model_free(m);
     if (strcmp(once, twice) != 0) print_message("first write:\n%s\nsecond write:\n%s\n", once, twice);
     assert_string_equal(once, twice);
@@ -158,7 +136,7 @@ static void check_shared_model(const char *file, size_t want_nodes)
     assert_int_equal(gm_model_read_file(path, &m, &err), GM_OK);
     assert_string_equal(gm_model_source(m), path);
     assert_int_equal(gm_model_node_count(m), want_nodes);
-    char *text = write_ok(m);
+    char *text = write_json_ok(m);
     /* The shared files are in the writer's own layout, minus the final newline: every byte,
      * field order and number must come back. */
     size_t n = strlen(orig);
@@ -383,13 +361,13 @@ static void check_full_values(const gm_model *m)
 static void test_full_model(void **state)
 {
     (void)state;
-    gm_model *m = read_ok(k_full);
+    gm_model *m = read_json_ok(k_full);
     check_full_values(m);
     gm_model_free(m);
 
     char *text = round_trip(k_full);
     /* Everything survives a write: read the written text back and check it all again. */
-    m = read_ok(text);
+    m = read_json_ok(text);
     check_full_values(m);
     gm_model_free(m);
 
@@ -435,10 +413,10 @@ static void test_writer_edge_values(void **state)
     assert_int_equal(gm_attr_set_list_float(as, "lf", fl, 2), GM_OK);
     assert_int_equal(gm_model_finalize(m, &err), GM_OK);
 
-    char *text = write_ok(m);
+    char *text = write_json_ok(m);
     assert_non_null(strstr(text, "\"whole\": 3.0"));
     assert_non_null(strstr(text, "\"inf\": 1e999"));
-    gm_model *back = read_ok(text);
+    gm_model *back = read_json_ok(text);
     const gm_attr *a = node_attr(back, "k", "whole");
     assert_int_equal(gm_attr_get_kind(a), GM_ATTR_FLOAT);
     assert_true(gm_attr_float(a) == 3.0);
@@ -454,7 +432,7 @@ static void test_writer_edge_values(void **state)
     a = node_attr(back, "k", "lf");
     assert_int_equal(gm_attr_get_kind(a), GM_ATTR_LIST_FLOAT);
     assert_true(gm_attr_list_float(a, 0) == 2.0);
-    char *again = write_ok(back);
+    char *again = write_json_ok(back);
     assert_string_equal(again, text);
     free(again);
     gm_model_free(back);
@@ -663,7 +641,7 @@ static void expect_same_both_ways(const char *graphs)
     assert_int_equal(ss, sw);
     assert_string_equal(es.message, ew.message);
     if (ss == GM_OK) {
-        char *ts = write_ok(ms), *tw = write_ok(mw);
+        char *ts = write_json_ok(ms), *tw = write_json_ok(mw);
         assert_string_equal(ts, tw);
         free(ts);
         free(tw);
@@ -696,7 +674,7 @@ static void test_split_empty_and_absent_nodes(void **state)
         " {\"nodes\": [{\"name\": \"bd\", \"type\": \"Data\", \"attrs\": {\"_parent_node_index\": 0},\n"
         "   \"outputs\": [{\"shape\": [2, 3]}]}], \"name\": \"b1\", \"parent\": \"k\"}\n"
         "]}\n";
-    gm_model *m = read_ok(text);
+    gm_model *m = read_json_ok(text);
     assert_int_equal(gm_model_graph_count(m), 5);
     const char *names[] = {"root", "cond", "body", "b0", "b1"};
     const size_t counts[] = {3, 0, 0, 0, 1};
@@ -715,7 +693,7 @@ static void test_split_empty_and_absent_nodes(void **state)
     free(once);
 
     /* No graph has "nodes" at all. */
-    m = read_ok("{\"graphmem\": 1, \"graphs\": [{\"name\": \"root\"}]}");
+    m = read_json_ok("{\"graphmem\": 1, \"graphs\": [{\"name\": \"root\"}]}");
     assert_int_equal(gm_model_node_count(m), 0);
     gm_model_free(m);
 }
@@ -768,11 +746,11 @@ static void test_split_keys(void **state)
 {
     (void)state;
     /* An escaped key on the path: the whole text is parsed as one, and reads the same. */
-    gm_model *m = read_ok("{\"graphmem\": 1, \"graphs\": [{\"name\": \"root\", \"n\\u006fdes\": [" N_DATA("a") "]}]}");
+    gm_model *m = read_json_ok("{\"graphmem\": 1, \"graphs\": [{\"name\": \"root\", \"n\\u006fdes\": [" N_DATA("a") "]}]}");
     assert_int_equal(gm_model_node_count(m), 1);
     assert_non_null(gm_model_find_node(m, "a"));
     gm_model_free(m);
-    m = read_ok("{\"graphmem\": 1, \"gr\\u0061phs\": [{\"name\": \"root\", \"nodes\": [" N_DATA("a") "]}]}");
+    m = read_json_ok("{\"graphmem\": 1, \"gr\\u0061phs\": [{\"name\": \"root\", \"nodes\": [" N_DATA("a") "]}]}");
     assert_int_equal(gm_model_node_count(m), 1);
     gm_model_free(m);
     /* A key spelt "nodes" after escaping next to a raw one is still a duplicate. */
@@ -1074,7 +1052,7 @@ static void test_write_file(void **state)
     unlink(longp);
 
     /* Writing a model: the format follows the name. */
-    gm_model *m = read_ok(MODEL(NODE("")));
+    gm_model *m = read_json_ok(MODEL(NODE("")));
     assert_int_equal(gm_model_write_file(m, path, GM_FORMAT_UNKNOWN, &err), GM_OK);
     gm_model *back = NULL;
     assert_int_equal(gm_model_read_file(path, &back, &err), GM_OK);
@@ -1144,7 +1122,7 @@ static void test_embedded_example(void **state)
     assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
     assert_string_equal(gm_model_source(m), GM_EMBEDDED_EXAMPLE_NAME);
     assert_true(gm_model_node_count(m) > 0);
-    char *text = write_ok(m);
+    char *text = write_json_ok(m);
     gm_model_free(m);
     char *again = round_trip(text);
     assert_string_equal(again, text);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "io_test_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,17 +74,6 @@ static void *write_onnx(const gm_model *m, size_t *len)
     return data;
 }
 
-static char *to_json(const gm_model *m)
-{
-    char *text = NULL;
-    size_t len;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_write_json(m, &text, &len, &err);
-    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
-    assert_int_equal(st, GM_OK);
-    return text;
-}
 
 static size_t count_type(const gm_model *m, const char *type)
 {
@@ -139,7 +130,7 @@ static void check_stable(gm_model *m)
     size_t l1, l2;
     void *b1 = write_onnx(m, &l1);
     gm_model *m2 = read_onnx_buf(b1, l1, "again.onnx", NULL);
-    char *j1 = to_json(m), *j2 = to_json(m2);
+    char *j1 = write_json_ok(m), *j2 = write_json_ok(m2);
     assert_string_equal(j1, j2);
     void *b2 = write_onnx(m2, &l2);
     assert_int_equal(l1, l2);
@@ -378,7 +369,7 @@ static void check_json_round_trip(gm_model *m)
     size_t len;
     void *bytes = write_onnx(m, &len);
     gm_model *back = read_onnx_buf(bytes, len, "back.onnx", NULL);
-    char *a = to_json(m), *b = to_json(back);
+    char *a = write_json_ok(m), *b = write_json_ok(back);
     if (strcmp(a, b) != 0) print_message("direct:\n%s\nthrough ONNX:\n%s\n", a, b);
     assert_string_equal(a, b);
     /* And once more: the written bytes are stable. */
@@ -395,12 +386,7 @@ static void check_json_round_trip(gm_model *m)
 
 static void json_file_round_trip(const char *path)
 {
-    gm_model *m = NULL;
-    gm_error err;
-    gm_error_clear(&err);
-    gm_status st = gm_model_read_file(path, &m, &err);
-    if (st != GM_OK) print_message("%s\n", err.message);
-    assert_int_equal(st, GM_OK);
+    gm_model *m = read_file_ok(path);
     check_json_round_trip(m);
     gm_model_free(m);
 }

@@ -355,6 +355,23 @@ static gm_node *record_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_record *rec, plac
     return n;
 }
 
+/* The node behind a graph input or an initializer: rebuilt from its graphmem record when the
+ * file was written by graphmem (doc_string), else a fresh `type` node with one output named
+ * after the tensor. *from_record says which. */
+static gm_status source_node(rd *r, gm_onnx_rgraph *rg, const char *doc, const char *what, const char *tensor,
+                             const char *type, placed **pl, size_t *npl, size_t *cap_pl, gm_node **out,
+                             bool *from_record)
+{
+    gm_onnx_record rec;
+    gm_status st = gm_onnx_parse_record(r, doc, what, &rec, from_record);
+    if (st != GM_OK) return st;
+    if (*from_record) return (*out = record_node(r, rg, &rec, pl, npl, cap_pl, &st)) ? GM_OK : st;
+    const char *nm = gm_onnx_take_name(r, tensor, true);
+    if (!nm) return oom(r);
+    if (!(*out = gm_graph_add_node(rg->g, nm, type, r->err))) return r->err ? r->err->code : GM_ERR_INPUT;
+    return gm_node_add_output(*out) ? GM_OK : oom(r);
+}
+
 static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits, placed **pl, size_t *npl,
                               size_t *cap_pl)
 {
@@ -366,23 +383,16 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits,
         if (!vi->name || !*vi->name)
             return fail(r, GM_ERR_INPUT, "graph '%s': input %zu has no name", gname(rg), i);
         if (gm_strmap_get(inits, vi->name)) continue;
-        gm_onnx_record rec;
-        bool has;
         char what[300];
         snprintf(what, sizeof what, "graph '%s': input '%s'", gname(rg), vi->name);
-        if ((st = gm_onnx_parse_record(r, vi->doc_string, what, &rec, &has)) != GM_OK) return st;
         gm_node *n;
-        const char *nm;
-        if (has) {
-            if (!(n = record_node(r, rg, &rec, pl, npl, cap_pl, &st))) return st;
-            nm = n->name;
-        } else {
-            if (!(nm = gm_onnx_take_name(r, vi->name, true))) return oom(r);
-            if (!(n = gm_graph_add_node(rg->g, nm, "Data", r->err))) return r->err ? r->err->code : GM_ERR_INPUT;
-            gm_status a = rg->outer ? gm_attr_set_int(&n->attrs, "_parent_node_index", (int64_t)i)
-                                    : gm_attr_set_int(&n->attrs, "index", data_pos);
-            if (a != GM_OK || !gm_node_add_output(n)) return oom(r);
-        }
+        bool has;
+        if ((st = source_node(r, rg, vi->doc_string, what, vi->name, "Data", pl, npl, cap_pl, &n, &has)) != GM_OK)
+            return st;
+        if (!has && (rg->outer ? gm_attr_set_int(&n->attrs, "_parent_node_index", (int64_t)i)
+                               : gm_attr_set_int(&n->attrs, "index", data_pos)) != GM_OK)
+            return oom(r);
+        const char *nm = n->name;
         int32_t idx = gm_onnx_add_tensor(r, rg, vi->name, nm, 0, &st);
         if (idx < 0) return st;
         rg->t[idx].node = n;
@@ -410,21 +420,13 @@ static gm_status build_initializers(rd *r, gm_onnx_rgraph *rg, const gm_strmap *
         if (tp->has_data_type && !gm_onnx_dtype_to_gm(tp->data_type, &dt))
             return fail(r, GM_ERR_INPUT, "graph '%s': initializer '%s': unknown ONNX element type %d", gname(rg),
                         tp->name, (int)tp->data_type);
-        gm_onnx_record rec;
-        bool has;
         char what[300];
         snprintf(what, sizeof what, "graph '%s': initializer '%s'", gname(rg), tp->name);
-        if ((st = gm_onnx_parse_record(r, tp->doc_string, what, &rec, &has)) != GM_OK) return st;
         gm_node *n;
-        const char *nm;
-        if (has) {
-            if (!(n = record_node(r, rg, &rec, pl, npl, cap_pl, &st))) return st;
-            nm = n->name;
-        } else {
-            if (!(nm = gm_onnx_take_name(r, tp->name, true))) return oom(r);
-            if (!(n = gm_graph_add_node(rg->g, nm, "Const", r->err))) return r->err ? r->err->code : GM_ERR_INPUT;
-            if (!gm_node_add_output(n)) return oom(r);
-        }
+        bool has;
+        if ((st = source_node(r, rg, tp->doc_string, what, tp->name, "Const", pl, npl, cap_pl, &n, &has)) != GM_OK)
+            return st;
+        const char *nm = n->name;
         int32_t idx = gm_onnx_add_tensor(r, rg, tp->name, nm, 0, &st);
         if (idx < 0) return st;
         gm_onnx_rtensor *t = &rg->t[idx];

@@ -1,0 +1,52 @@
+/*
+ * io_test_util.h — what the reader/writer tests share: reading and writing models, failing the
+ * cmocka test with the library's message when that goes wrong. Include after <cmocka.h>.
+ */
+#ifndef GM_IO_TEST_UTIL_H
+#define GM_IO_TEST_UTIL_H
+
+#include <string.h>
+
+#include "graphmem/io.h"
+
+/* A model from graphmem JSON text (source "t.json"). */
+static inline gm_model *read_json_ok(const char *json)
+{
+    gm_model *m = NULL;
+    gm_error err;
+    gm_error_clear(&err);
+    gm_status st = gm_model_read_json(json, strlen(json), "t.json", &m, &err);
+    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
+    assert_int_equal(st, GM_OK);
+    assert_non_null(m);
+    return m;
+}
+
+/* A model from a file of any format. */
+static inline gm_model *read_file_ok(const char *path)
+{
+    gm_model *m = NULL;
+    gm_error err;
+    gm_error_clear(&err);
+    gm_status st = gm_model_read_file(path, &m, &err);
+    if (st != GM_OK) print_message("%s\n", err.message);
+    assert_int_equal(st, GM_OK);
+    return m;
+}
+
+/* The model as graphmem JSON (free with free()); the length matches the text. */
+static inline char *write_json_ok(const gm_model *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    gm_error err;
+    gm_error_clear(&err);
+    gm_status st = gm_model_write_json(m, &text, &len, &err);
+    if (st != GM_OK) print_message("unexpected error: %s\n", err.message);
+    assert_int_equal(st, GM_OK);
+    assert_non_null(text);
+    assert_int_equal(len, strlen(text));
+    return text;
+}
+
+#endif
