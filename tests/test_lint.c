@@ -146,7 +146,7 @@ static void test_messages_read_and_write(void **state)
     gm_model *m = load_scenario("lint_read_write_no_control.json");
     lint_ok(m, &rep);
     assert_int_equal(rep.n_warnings, 1);
-    assert_int_equal(rep.lint_warnings, 1);
+    assert_int_equal(rep.n_warnings, 1);
     assert_warning(&rep, 0, "There is no control relation between write node[assign] and read node[relu]" MSG_TAIL);
     gm_pass_report_free(&rep);
     gm_model_free(m);

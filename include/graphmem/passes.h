@@ -58,7 +58,6 @@ typedef struct gm_lint_warning {
 typedef struct gm_pass_report {
     size_t inserted[GM_PASS_COUNT];   /* nodes inserted, by pass */
     size_t ran[GM_PASS_COUNT];        /* 1 when the pass ran */
-    size_t lint_warnings;
     gm_inserted_node *nodes;          /* every inserted node, in insertion order */
     size_t n_nodes, cap_nodes;
     gm_lint_warning *warnings;

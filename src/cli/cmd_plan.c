@@ -102,7 +102,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
         if (r->report.inserted[i]) printf("    %-24s %zu\n", gm_pass_name((gm_pass_id)i), r->report.inserted[i]);
     }
     printf("  %-26s %zu\n", "conflicts", total_inserted(&r->report));
-    printf("  %-26s %zu\n", "lint warnings", r->report.lint_warnings);
+    printf("  %-26s %zu\n", "lint warnings", r->report.n_warnings);
     printf("  %-26s %zu (%zu of run-time size)\n", "tensors", s->tensors, s->dynamic_tensors);
     printf("  %-26s %lld\n", "bytes without reuse", (long long)s->tensor_bytes);
     printf("  %-26s %lld\n", "fixed bytes", (long long)s->fixed_bytes);
@@ -151,7 +151,7 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
     cJSON_AddItemToObject(j, "passes_not_in_this_version", missing);
     cJSON_AddNumberToObject(j, "inserted_nodes", (double)total_inserted(&r->report));
     cJSON_AddItemToObject(j, "inserted_by_pass", by_pass);
-    cJSON_AddNumberToObject(j, "lint_warnings", (double)r->report.lint_warnings);
+    cJSON_AddNumberToObject(j, "lint_warnings", (double)r->report.n_warnings);
     cJSON *ins = cJSON_AddArrayToObject(j, "inserted"), *warn = cJSON_AddArrayToObject(j, "warnings");
     for (size_t i = 0; i < r->report.n_nodes; i++) {
         const gm_inserted_node *x = &r->report.nodes[i];
@@ -267,7 +267,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
     int rc = 0;
     if (o->json) rc = print_json(o, &r);
     else if (o->verbosity >= 0) print_text(o, &r);
-    if (rc == 0 && o->strict && r.report.lint_warnings) rc = 1;
+    if (rc == 0 && o->strict && r.report.n_warnings) rc = 1;
     gm_plan_free(r.plan);
     gm_pass_report_free(&r.report);
     gm_model_free(m);

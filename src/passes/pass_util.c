@@ -142,7 +142,6 @@ gm_status gm_pass_warn(gm_pass_ctx *c, const char *code, const char *fmt, ...)
     snprintf(w->code, sizeof w->code, "%s", code);
     if (!(w->message = gm_strdup(msg))) return gm_error_set(c->err, GM_ERR_NOMEM, "%s: out of memory", c->m->source);
     r->n_warnings++;
-    r->lint_warnings++;
     gm_log(GM_LOG_WARN, "%s: %s", code, msg);
     return GM_OK;
 }
