@@ -118,7 +118,10 @@ typedef struct gm_plan_symbol {
     gm_mem_type mem_type;
     int64_t offset;            /* bytes from the region's start; -1 in the dynamic region */
     int64_t size;              /* aligned bytes reserved; -1 in the dynamic region */
-    int64_t first, last;       /* lifetime in the model order as packed (after repairs) */
+    int64_t first, last;       /* lifetime in the model order as packed: first access to the
+                                  release (after which everything follows every access; see
+                                  src/analysis/happens_before.h), lengthened by any repair */
+    int64_t last_use;          /* last access: [first, last_use] is what the lower bound sees */
     gm_plan_anchor *anchors;
     size_t n_anchors;
     int64_t *streams;          /* distinct streams of its anchors' nodes, ascending */

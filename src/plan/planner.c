@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/happens_before.h"
 #include "analysis/symbols.h"
 #include "graphmem/dsa.h"
 #include "graphmem/plan.h"
@@ -71,29 +72,9 @@ static int64_t anchor_bytes(const gm_node *n, bool out, uint32_t i)
     return d ? gm_desc_size(d) : 0;
 }
 
-/* Last model-order position a node covers: its own, or for a node with subgraphs the last of
- * its bodies' nodes (GetAllNodes lays bodies right after their parent, nested ones inside). */
-static int64_t *span_ends(const gm_model *m)
-{
-    size_t n = gm_model_node_count(m);
-    int64_t *end = gm_malloc((n ? n : 1) * sizeof *end);
-    if (!end) return NULL;
-    for (size_t t = 0; t < n; t++) end[t] = (int64_t)t;
-    /* children come after their parent, so walking backwards finishes a body before its parent */
-    for (size_t t = n; t-- > 0;) {
-        const gm_node *x = gm_model_node_at(m, t);
-        const gm_node *parent = gm_graph_parent(gm_node_graph(x));
-        if (parent) {
-            int64_t pt = gm_node_topo_id(parent);
-            if (end[t] > end[pt]) end[pt] = end[t];
-        }
-    }
-    return end;
-}
-
 /* Builds one planned symbol from symbol table entry `sym`: anchors, size, region, memory
  * type, lifetime and streams. */
-static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t sym, const int64_t *end,
+static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t sym, gm_hb_life *life,
                                  int64_t align, gm_plan_symbol *y)
 {
     char name[512];
@@ -105,7 +86,8 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     y->streams = gm_malloc((na ? na : 1) * sizeof *y->streams);
     if (!y->anchors || !y->streams) return GM_ERR_NOMEM;
     const int64_t last_pos = (int64_t)gm_model_node_count(m) - 1;
-    int64_t size = 0, first = INT64_MAX, last = -1;
+    int64_t size = 0;
+    gm_hb_life_reset(life);
     bool dynamic = false, fixed = false, zero_copy = false, mt_set = false;
     gm_mem_type mt = GM_MEM_HBM;
     for (int32_t a = gm_symbol_first(s, sym); a >= 0; a = gm_symbols_next(s, a)) {
@@ -115,36 +97,37 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         int64_t b = anchor_bytes(x.node, x.out, x.index);
         if (b < 0) dynamic = true;
         else if (b > size) size = b;
-        int64_t t = gm_node_topo_id(x.node);
-        if (t < first) first = t;
-        if (end[t] > last) last = end[t];
         bool root = gm_graph_is_root(gm_node_graph(x.node));
         if (x.out) {
+            /* the producer's desc says where the tensor lives; the first output found decides */
+            if (!mt_set) mt = gm_desc_mem_type(gm_node_output_desc(x.node, x.index)), mt_set = true;
             if (gm_node_is(x.node, GM_OP_CONST) || gm_node_is(x.node, GM_OP_VARIABLE)) fixed = true;
             /* root RefData is a user-bound variable: it lives the whole run, never reused */
             if (root && gm_node_is(x.node, GM_OP_DATA) && gm_node_is(x.node, GM_OP_VAR_LIKE)) fixed = true;
             if (root && gm_node_is(x.node, GM_OP_DATA) && !gm_node_is(x.node, GM_OP_VAR_LIKE)) {
                 zero_copy = true;
-                first = 0; /* written before the first node */
+                gm_hb_life_at_start(life); /* written before the first node */
+                continue;
             }
-            /* the producer's desc says where the tensor lives; the first output found decides */
-            if (!mt_set) mt = gm_desc_mem_type(gm_node_output_desc(x.node, x.index)), mt_set = true;
         } else if (root && gm_node_is(x.node, GM_OP_NETOUTPUT)) {
             zero_copy = true;
-            last = last_pos; /* read after the last node */
+            gm_hb_life_at_end(life); /* read after the last node */
+            continue;
         }
+        if (gm_hb_life_add(life, x.node) != GM_OK) return GM_ERR_NOMEM;
     }
     qsort(y->streams, y->n_streams, sizeof *y->streams, cmp_i64);
     size_t k = 0;
     for (size_t i = 0; i < y->n_streams; i++)
         if (k == 0 || y->streams[k - 1] != y->streams[i]) y->streams[k++] = y->streams[i];
     y->n_streams = k;
-    if (first == INT64_MAX) first = 0;
-    if (last < first) last = first;
-    y->first = first, y->last = last, y->mem_type = mt;
+    /* packed on [first, release]: safe whatever the streams (happens_before.h); the bound is
+     * taken on [first, last], the accesses themselves */
+    gm_hb_span sp = gm_hb_life_span(life);
+    y->first = sp.first, y->last = sp.release, y->last_use = sp.last, y->mem_type = mt;
     if (fixed) {
         /* lives the whole run */
-        y->region = GM_PLAN_R_FIXED, y->first = 0, y->last = last_pos;
+        y->region = GM_PLAN_R_FIXED, y->first = 0, y->last = y->last_use = last_pos;
     } else if (dynamic) {
         y->region = GM_PLAN_R_DYNAMIC;
     } else {
@@ -183,7 +166,7 @@ typedef struct packer {
 
 /* Gathers region (r, mt)'s symbols of non-zero size into the scratch buffers, a usable
  * continuous group as one buffer. Zero-size symbols sit at offset 0 and take no room. */
-static size_t gather(packer *k, int r, int mt)
+static size_t gather_on(packer *k, int r, int mt, bool accesses)
 {
     size_t n = 0;
     for (size_t i = 0; i < k->p->n_symbols; i++) {
@@ -194,7 +177,8 @@ static size_t gather(packer *k, int r, int mt)
             y->offset = 0;
             continue;
         }
-        k->buf[n] = (gm_dsa_buffer){(int64_t)n, y->first, y->last + 1, y->size, k->p->align, -1, NULL};
+        int64_t last = accesses ? y->last_use : y->last;
+        k->buf[n] = (gm_dsa_buffer){(int64_t)n, y->first, last + 1, y->size, k->p->align, -1, NULL};
         k->idx[n++] = (int32_t)i;
     }
     for (size_t g = 0; g < k->n_groups; g++) {
@@ -215,6 +199,9 @@ static size_t gather(packer *k, int r, int mt)
     }
     return n;
 }
+
+/* The buffers to pack: lifetimes up to each symbol's release. */
+static size_t gather(packer *k, int r, int mt) { return gather_on(k, r, mt, false); }
 
 /* Offsets from the packed buffers: a group deals its base out to its members in order. */
 static void scatter(packer *k, size_t n)
@@ -279,10 +266,11 @@ static int64_t pack_region(packer *k, int r, int mt, gm_error *err)
     return h;
 }
 
-/* The peak live total of the region's symbols on their planning lifetimes (the DSA's LOAD). */
+/* The peak live total of the region's symbols between first and last access (the DSA's LOAD
+ * there): symbols live at one position are unordered, so no valid plan is lower. */
 static int64_t region_load(packer *k, int r, int mt)
 {
-    size_t n = gather(k, r, mt);
+    size_t n = gather_on(k, r, mt, true);
     return n ? gm_dsa_lower_bound(k->buf, n) : 0;
 }
 
@@ -446,11 +434,14 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     gm_status st = gm_symbols_build(m, &s, err);
     if (st != GM_OK) return st;
     gm_plan *p = gm_calloc(1, sizeof *p);
-    int64_t *end = span_ends(m);
+    gm_hb *hb = NULL;
+    gm_hb_life *life = NULL;
     size_t ns = gm_symbols_count(s);
     gm_strmap by_id = {0};
     packer k = {.o = o, .p = p};
-    if (!p || !end) goto nomem;
+    if (!p) goto nomem;
+    if ((st = gm_hb_build(m, &hb, err)) != GM_OK) goto fail;
+    if (gm_hb_life_new(hb, &life) != GM_OK) goto nomem;
     p->align = o->align;
     p->symbols = gm_calloc(ns ? ns : 1, sizeof *p->symbols);
     k.buf = gm_malloc((ns ? ns : 1) * sizeof *k.buf);
@@ -459,7 +450,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if (!p->symbols || !k.buf || !k.idx || !k.sym_group || gm_strmap_reserve(&by_id, ns)) goto nomem;
     for (size_t i = 0; i < ns; i++) {
         p->n_symbols = i + 1;
-        if (describe_symbol(m, s, gm_symbols_at(s, i), end, o->align, &p->symbols[i]) != GM_OK) goto nomem;
+        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o->align, &p->symbols[i]) != GM_OK) goto nomem;
         if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
         k.sym_group[i] = -1;
     }
@@ -507,7 +498,8 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     }
     summarize(p);
     gm_strmap_free(&by_id);
-    gm_free(end);
+    gm_hb_life_free(life);
+    gm_hb_free(hb);
     gm_free(k.buf);
     gm_free(k.idx);
     free_groups(&k);
@@ -519,7 +511,8 @@ nomem:
 fail:
     gm_symbols_free(s);
     gm_strmap_free(&by_id);
-    gm_free(end);
+    gm_hb_life_free(life);
+    gm_hb_free(hb);
     gm_free(k.buf);
     gm_free(k.idx);
     free_groups(&k);
