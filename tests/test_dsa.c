@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "graphmem/dsa.h"
+#include "plan/dsa_internal.h"
 #include "util/alloc.h"
 
 static gm_dsa_buffer *parse_ok(const char *csv, size_t *n)
@@ -385,6 +386,75 @@ static void test_shared_instance(void **state)
     gm_dsa_free(b);
 }
 
+/* A trace-like instance: many short buffers, a few long ones, one busy stretch in the middle. */
+static gm_dsa_buffer *trace_instance(size_t n, uint64_t seed)
+{
+    gm_dsa_buffer *b = calloc(n, sizeof *b);
+    assert_non_null(b);
+    uint64_t r = seed;
+    for (size_t i = 0; i < n; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        int64_t start = (int64_t)(r % 20000);
+        int64_t len = (r >> 20) % 16 == 0 ? 1 + (int64_t)((r >> 24) % 4000) : 1 + (int64_t)((r >> 24) % 40);
+        if (start > 9000 && start < 11000) len += 200; /* the peak */
+        b[i] = (gm_dsa_buffer){(int64_t)i, start, start + len, 1 + (int64_t)((r >> 40) % 5000), 1, -1, NULL};
+    }
+    return b;
+}
+
+/* Big instances take the greedy path (peak-first orders included): it finishes, every answer
+ * checks, is never worse than size-descending best fit, and repeats exactly without a clock. */
+static void test_search_large(void **state)
+{
+    (void)state;
+    size_t n = 10000;
+    gm_dsa_buffer *b = trace_instance(n, 7), *c = trace_instance(n, 7);
+    gm_error err;
+    int64_t hb, h1, h2, lb = gm_dsa_lower_bound(b, n);
+    bool o1, o2;
+    char why[256];
+    assert_int_equal(gm_dsa_best_fit(b, n, &hb, &err), GM_OK);
+    for (int v = 0; v < GM_DSA_PEAK_COUNT; v++) {
+        int64_t hp;
+        assert_int_equal(gm_dsa_best_fit_peak(c, n, v, &hp, &err), GM_OK);
+        assert_true(gm_dsa_check(c, n, hp, why, sizeof why));
+        assert_true(hp >= lb);
+    }
+    gm_dsa_search_opts o = {0, 200000};
+    assert_int_equal(gm_dsa_search(b, n, &o, &h1, &o1, &err), GM_OK);
+    assert_int_equal(gm_dsa_search(c, n, &o, &h2, &o2, &err), GM_OK);
+    assert_true(gm_dsa_check(b, n, h1, why, sizeof why));
+    assert_true(h1 <= hb && h1 >= lb);
+    assert_int_equal(h1, h2);
+    assert_int_equal(o1, o2);
+    assert_int_equal(o1, h1 == lb);
+    for (size_t i = 0; i < n; i++) assert_int_equal(b[i].offset, c[i].offset);
+    free(b);
+    free(c);
+}
+
+/* Buffers alive at the peak instant are stacked first, with no gap there, so every peak-first
+ * variant packs this staircase at LOAD. */
+static void test_peak_staircase(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[] = {
+        {0, 0, 10, 4, 1, -1, NULL}, {1, 4, 6, 6, 1, -1, NULL}, {2, 0, 4, 5, 1, -1, NULL},
+        {3, 6, 10, 5, 1, -1, NULL}, {4, 2, 8, 2, 1, -1, NULL},
+    };
+    size_t n = sizeof b / sizeof *b;
+    gm_error err;
+    char why[256];
+    int64_t lb = gm_dsa_lower_bound(b, n); /* 4 + 6 + 2 at t = 4..6 */
+    assert_int_equal(lb, 12);
+    for (int v = 0; v < GM_DSA_PEAK_COUNT; v++) {
+        int64_t h;
+        assert_int_equal(gm_dsa_best_fit_peak(b, n, v, &h, &err), GM_OK);
+        assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+        assert_int_equal(h, lb);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +471,8 @@ int main(void)
         cmocka_unit_test(test_search_bad_input),
         cmocka_unit_test(test_search_nomem),
         cmocka_unit_test(test_shared_instance),
+        cmocka_unit_test(test_search_large),
+        cmocka_unit_test(test_peak_staircase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

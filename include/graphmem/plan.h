@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "graphmem/graph.h"
+#include "graphmem/passes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,7 +91,16 @@ typedef struct gm_plan_options {
     uint64_t search_node_limit; /* DSA search nodes per region pack; 0: none. Default 200000 */
     uint32_t repair_rounds;     /* verify-and-merge rounds before a region that still has
                                    unordered overlaps falls back to no reuse; default 32 */
+    const gm_pass_report *report; /* the passes' report, written into the plan ("inserted",
+                                     "warnings"); NULL: none. Must outlive gm_plan_build */
+    bool reproducible;          /* write strategy times as 0, so equal inputs give equal bytes */
+    unsigned threads;           /* strategies run side by side on this many threads; 0: as many
+                                   as cores. The plan is the same whatever the number */
+    const char *strategy;       /* one strategy by name; NULL or "auto": all, smallest wins */
 } gm_plan_options;
+
+/* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */
+#define GM_PLAN_ZERO_COPY_ALIGN 32
 
 /* Fills *o with the defaults above. */
 void gm_plan_options_init(gm_plan_options *o);
@@ -110,6 +120,9 @@ typedef struct gm_plan_anchor {
     const gm_node *node;
     uint32_t index;
     bool out;
+    int64_t offset;            /* where this anchor addresses its symbol when that is not the
+                                  symbol's start (a no-padding continuous member); -1: the
+                                  symbol's offset */
 } gm_plan_anchor;
 
 typedef struct gm_plan_symbol {
@@ -126,7 +139,10 @@ typedef struct gm_plan_symbol {
     size_t n_anchors;
     int64_t *streams;          /* distinct streams of its anchors' nodes, ascending */
     size_t n_streams;
+    char *batch_label;         /* the producer's _batch_label; NULL for none */
 } gm_plan_symbol;
+
+#define GM_PLAN_MAX_STRATEGIES 16
 
 typedef struct gm_plan_strategy {
     char name[32];
@@ -134,8 +150,17 @@ typedef struct gm_plan_strategy {
     double ms;
 } gm_plan_strategy;
 
+/* Where planning time goes (gm_plan.stage_ms). */
+typedef enum gm_plan_stage {
+    GM_PLAN_STAGE_LIFETIMES = 0, /* symbols, happens-before, lifetimes, the bound */
+    GM_PLAN_STAGE_PACK,          /* the strategies, repairs included */
+    GM_PLAN_STAGE_VERIFY,        /* the in-process independent check, every round */
+    GM_PLAN_STAGE_COUNT
+} gm_plan_stage;
+
 typedef struct gm_plan {
     int64_t align;
+    double stage_ms[GM_PLAN_STAGE_COUNT];
     gm_plan_symbol *symbols;   /* in the symbol table's order (by name) */
     size_t n_symbols;
     int64_t region_bytes[GM_PLAN_R_COUNT][GM_MEM_COUNT]; /* extents; 0 for dynamic */
@@ -146,14 +171,24 @@ typedef struct gm_plan {
     int64_t zero_copy_bytes, fixed_bytes;
     int64_t by_memory_type[GM_MEM_COUNT]; /* feature-map extent per memory type */
     size_t dynamic_symbols;
-    gm_plan_strategy strategies[2];
+    gm_plan_strategy strategies[GM_PLAN_MAX_STRATEGIES];
     size_t n_strategies;
     const char *strategy;      /* the winner's name (points into strategies) */
     size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */
     size_t repair_rounds;      /* verifier rounds run */
     bool fallback[GM_MEM_COUNT][GM_PLAN_R_COUNT]; /* region fell back to no reuse */
     size_t unresolved;         /* problems the final self-check still reports (0 when sound) */
+    size_t *witness;           /* lower_bound_witness: symbol indices, pairwise unordered */
+    size_t n_witness;
+    const gm_pass_report *report; /* borrowed from the options: inserted nodes and warnings */
+    bool reproducible;         /* strategy times written as 0 */
+    char *text;                /* the plan JSON exactly as the final self-check verified it */
+    size_t text_len;
 } gm_plan;
+
+/* The alignment of region r's offsets and sizes: the plan's, except zero copy (32 bytes, as
+ * GE aligns user inputs and outputs). */
+int64_t gm_plan_region_align(const gm_plan *p, gm_plan_region_kind r);
 
 /* Plans m (finalized and sorted; run the passes first). o NULL: defaults. *out is freed with
  * gm_plan_free. A plan whose self-check still fails (p->unresolved > 0: something v0 does not

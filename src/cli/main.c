@@ -44,7 +44,8 @@ static const char k_plan_options[] =
     "  --dsa FILE.csv        plan: the offset problem alone (MiniMalloc CSV id,lower,upper,size[,alignment]);\n"
     "                        -o writes the offsets as CSV\n"
     "  --budget SECONDS      the packer's search time (default 10)\n"
-    "  --strict              lint warnings make the exit status 1\n";
+    "  --strict              lint warnings make the exit status 1\n"
+    "  --reproducible        write strategy times as 0, so a plan file is the same run to run\n";
 
 void gm_cli_usage(const char *cmd)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "graphmem/dsa.h"
+#include "plan/dsa_internal.h"
 #include "util/alloc.h"
 
 static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
@@ -329,8 +330,8 @@ static size_t time_index(const int64_t *ts, size_t nt, int64_t v)
     return lo;
 }
 
-static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order, int64_t *height,
-                                gm_error *err)
+static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order, size_t nord,
+                                const unsigned char *fixed, int64_t *height, gm_error *err)
 {
     *height = 0;
     if (n == 0) return GM_OK;
@@ -355,7 +356,16 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     t.agg = gm_calloc(2 * t.size, sizeof *t.agg);
     if (!t.cover || !t.agg) goto nomem;
     int64_t top = 0;
-    for (size_t r = 0; r < n; r++) {
+    /* Obstacles first: their spans go into the tree as they are. */
+    for (size_t i = 0; fixed && i < n; i++) {
+        if (!fixed[i]) continue;
+        const gm_dsa_buffer *x = &b[i];
+        size_t ql = time_index(ts, nt, x->lower), qr = time_index(ts, nt, x->upper);
+        if (!utree_add(&t, 1, 0, t.size, ql, qr, (span){x->offset, x->offset + x->size}))
+            goto nomem;
+        if (x->offset + x->size > top) top = x->offset + x->size;
+    }
+    for (size_t r = 0; r < nord; r++) {
         gm_dsa_buffer *x = &b[order[r]];
         size_t ql = time_index(ts, nt, x->lower), qr = time_index(ts, nt, x->upper);
         size_t m = 0;
@@ -407,7 +417,7 @@ gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, 
     for (size_t i = 0; i < n; i++)
         if (b[i].upper <= b[i].lower) degenerate = true;
     gm_status st = degenerate ? best_fit_idx(b, n, idx, height, err)
-                              : best_fit_union(b, n, idx, height, err);
+                              : best_fit_union(b, n, idx, n, NULL, height, err);
     gm_free(idx);
     return st;
 }
@@ -415,4 +425,10 @@ gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, 
 gm_status gm_dsa_best_fit(gm_dsa_buffer *b, size_t n, int64_t *height, gm_error *err)
 {
     return gm_dsa_best_fit_order(b, n, GM_DSA_ORDER_SIZE, height, err);
+}
+
+gm_status gm_dsa_best_fit_seq(gm_dsa_buffer *b, size_t n, const size_t *order, size_t m,
+                              const unsigned char *fixed, int64_t *height, gm_error *err)
+{
+    return best_fit_union(b, n, order, m, fixed, height, err);
 }

@@ -1,7 +1,8 @@
 /*
  * dsa_search.c — the near-optimal packer for the offset problem.
  *
- * 1. Best fit in four greedy orders gives a first answer (the upper bound).
+ * 1. Best fit in several greedy orders (peak-first ones from dsa_peak.c, then the plain ones)
+ *    gives a first answer (the upper bound).
  * 2. A branch-and-bound search in the spirit of MiniMalloc then asks "is there a packing of height
  *    <= H?", first for H = LOAD (most of the budget), then bisecting between what is refuted and
  *    the best packing found.
@@ -35,6 +36,7 @@
 #include <time.h>
 
 #include "graphmem/dsa.h"
+#include "plan/dsa_internal.h"
 #include "util/alloc.h"
 
 /* Beyond this many buffers the search's per-node O(n) candidate scan and the overlap lists get
@@ -498,10 +500,21 @@ gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *op
     int64_t *best = gm_malloc(n * sizeof *best);
     if (!best) return gm_error_set(err, GM_ERR_NOMEM, "dsa search: out of memory");
     int64_t ub = INT64_MAX;
-    for (int o = 0; o < GM_DSA_ORDER_COUNT; o++) {
+    /* The size order first (never worse than gm_dsa_best_fit, and an answer only changes on a
+     * strict improvement, so plans stay stable), then the peak-first orders (dsa_peak.c), which
+     * on real traces often reach LOAD. On huge instances without a clock budget the last three
+     * plain orders are skipped (the planner's few seconds). */
+    static const int steps[] = {GM_DSA_ORDER_SIZE, 100 + GM_DSA_PEAK_END, 100 + GM_DSA_PEAK_LENGTH,
+                                100 + GM_DSA_PEAK_START, GM_DSA_ORDER_AREA, GM_DSA_ORDER_LENGTH,
+                                GM_DSA_ORDER_SIZE_LENGTH};
+    size_t nsteps = sizeof steps / sizeof *steps;
+    if (deadline <= 0 && n > 50000) nsteps = 4;
+    for (size_t k = 0; k < nsteps; k++) {
+        int o = steps[k];
         double t_order = now_s();
         int64_t h;
-        gm_status st = gm_dsa_best_fit_order(b, n, (gm_dsa_order)o, &h, err);
+        gm_status st = o >= 100 ? gm_dsa_best_fit_peak(b, n, o - 100, &h, err)
+                                : gm_dsa_best_fit_order(b, n, (gm_dsa_order)o, &h, err);
         if (st != GM_OK) {
             gm_free(best);
             return st;

@@ -1,0 +1,216 @@
+/* json_emit.c — the JSON text emitter (see json_emit.h). */
+#include "io/json_emit.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/utf8.h"
+
+void gm_jw_put(gm_jw *w, const char *s, size_t n)
+{
+    if (w->st != GM_OK) return;
+    if (w->len + n + 1 > w->cap && gm_grow((void **)&w->buf, 1, w->len + n + 1, &w->cap)) {
+        w->st = GM_ERR_NOMEM;
+        return;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+void gm_jw_puts(gm_jw *w, const char *s) { gm_jw_put(w, s, strlen(s)); }
+
+void gm_jw_fail(gm_jw *w, const char *fmt, ...)
+{
+    if (w->st != GM_OK) return;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *src = gm_model_source(w->m);
+    int k = snprintf(w->why, sizeof w->why, "%s", *src ? src : gm_model_name(w->m));
+    if (k < 0) k = 0;
+    size_t off = (size_t)k < sizeof w->why ? (size_t)k : sizeof w->why - 1;
+    if (w->graph) off += (size_t)snprintf(w->why + off, sizeof w->why - off, ": graph '%s'", w->graph);
+    if (off < sizeof w->why && w->node)
+        off += (size_t)snprintf(w->why + off, sizeof w->why - off, ": node '%s'", w->node);
+    if (off < sizeof w->why && w->what) off += (size_t)snprintf(w->why + off, sizeof w->why - off, ": %s", w->what);
+    if (off < sizeof w->why) snprintf(w->why + off, sizeof w->why - off, ": %s", msg);
+    w->st = GM_ERR_INPUT;
+}
+
+void gm_jw_newline(gm_jw *w)
+{
+    static const char spaces[] = "                                ";
+    if (w->wrap_depth && w->depth > w->wrap_depth) return; /* compact below the wrap depth */
+    gm_jw_put(w, "\n", 1);
+    for (size_t d = w->depth; d > 0;) {
+        size_t n = d < sizeof spaces - 1 ? d : sizeof spaces - 1;
+        gm_jw_put(w, spaces, n);
+        d -= n;
+    }
+}
+
+/* Separator and line break before a member of the open container. */
+void gm_jw_item(gm_jw *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth == 0) return;
+    if (w->count[w->depth - 1]++) gm_jw_put(w, ",", 1);
+    gm_jw_newline(w);
+}
+
+void gm_jw_open(gm_jw *w, char c)
+{
+    gm_jw_item(w);
+    gm_jw_put(w, &c, 1);
+    if (w->st != GM_OK) return;
+    if (gm_grow((void **)&w->count, sizeof *w->count, w->depth + 1, &w->cap_depth)) {
+        w->st = GM_ERR_NOMEM;
+        return;
+    }
+    w->count[w->depth++] = 0;
+}
+
+void gm_jw_close(gm_jw *w, char c)
+{
+    if (w->st != GM_OK) return;
+    uint32_t had = w->count[--w->depth];
+    if (had) gm_jw_newline(w);
+    gm_jw_put(w, &c, 1);
+}
+
+/* A JSON string. The text must be UTF-8: the output has to be readable back. */
+void gm_jw_str(gm_jw *w, const char *s)
+{
+    gm_jw_item(w);
+    size_t n = strlen(s);
+    if (!gm_utf8_valid(s, n, NULL)) {
+        gm_jw_fail(w, "a name or string is not valid UTF-8");
+        return;
+    }
+    gm_jw_put(w, "\"", 1);
+    size_t run = 0; /* bytes copied as they are, flushed before each escape */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[8];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default:
+            if (c < 0x20) {
+                snprintf(u, sizeof u, "\\u%04x", c);
+                esc = u;
+            }
+        }
+        if (!esc) {
+            run++;
+            continue;
+        }
+        gm_jw_put(w, s + i - run, run);
+        run = 0;
+        gm_jw_puts(w, esc);
+    }
+    gm_jw_put(w, s + n - run, run);
+    gm_jw_put(w, "\"", 1);
+}
+
+void gm_jw_key(gm_jw *w, const char *k)
+{
+    gm_jw_str(w, k);
+    if (w->wrap_depth && w->depth > w->wrap_depth) gm_jw_put(w, ":", 1);
+    else gm_jw_put(w, ": ", 2);
+    w->after_key = true;
+}
+
+void gm_jw_int(gm_jw *w, int64_t v)
+{
+    char b[32];
+    gm_jw_item(w);
+    snprintf(b, sizeof b, "%" PRId64, v);
+    gm_jw_puts(w, b);
+}
+
+void gm_jw_bool(gm_jw *w, bool v)
+{
+    gm_jw_item(w);
+    gm_jw_puts(w, v ? "true" : "false");
+}
+
+/* The shortest %g text that reads back to exactly v, always with a '.' or an exponent so
+ * that it reads back as a float, not an int. */
+void gm_jw_float(gm_jw *w, double v)
+{
+    if (isnan(v)) {
+        gm_jw_fail(w, "NaN cannot be written in JSON");
+        return;
+    }
+    gm_jw_item(w);
+    if (isinf(v)) {
+        gm_jw_puts(w, v > 0 ? "1e999" : "-1e999");
+        return;
+    }
+    char b[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(b, sizeof b, "%.*g", prec, v);
+        if (strtod(b, NULL) == v) break;
+    }
+    if (!strpbrk(b, ".eE")) strcat(b, ".0");
+    gm_jw_puts(w, b);
+}
+
+void gm_jw_kv_str(gm_jw *w, const char *k, const char *v)
+{
+    gm_jw_key(w, k);
+    gm_jw_str(w, v);
+}
+
+void gm_jw_kv_int(gm_jw *w, const char *k, int64_t v)
+{
+    gm_jw_key(w, k);
+    gm_jw_int(w, v);
+}
+
+/* ---- base64 ---------------------------------------------------------------------------- */
+
+void gm_jw_base64(gm_jw *w, const unsigned char *p, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    gm_jw_item(w);
+    gm_jw_put(w, "\"", 1);
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n) v |= p[i + 2];
+        char q[4] = {a[v >> 18 & 63], a[v >> 12 & 63], i + 1 < n ? a[v >> 6 & 63] : '=', i + 2 < n ? a[v & 63] : '='};
+        gm_jw_put(w, q, 4);
+    }
+    gm_jw_put(w, "\"", 1);
+}
+
+void gm_jw_null(gm_jw *w)
+{
+    gm_jw_item(w);
+    gm_jw_puts(w, "null");
+}
+
+void gm_jw_done(gm_jw *w)
+{
+    gm_free(w->count);
+    w->count = NULL;
+}

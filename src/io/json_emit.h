@@ -1,0 +1,59 @@
+/*
+ * json_emit.h — a small JSON text emitter shared by the writers (models, plans): exact int64
+ * numbers (cJSON prints from doubles, so values above 2^53 would change), strings escaped as
+ * the readers expect, and a stable layout: one member per line with one-space indents down to
+ * wrap_depth, compact below it, so output is deterministic and diffs well.
+ *
+ * Failures are sticky: the first one is kept in st (and why, for GM_ERR_INPUT) and everything
+ * written after it is dropped, so a writer reads straight through and checks once at the end.
+ */
+#ifndef GM_JSON_EMIT_H
+#define GM_JSON_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graphmem/graph.h"
+
+typedef struct gm_jw {
+    char *buf;          /* gm_malloc'd, NUL-terminated */
+    size_t len, cap;
+    gm_status st;       /* first failure; later output is dropped */
+    char why[512];      /* its message, for GM_ERR_INPUT */
+    uint32_t *count;    /* members written so far, per open container */
+    size_t depth, cap_depth;
+    size_t wrap_depth;  /* containers nested deeper than this are written on one line; 0: all wrapped */
+    bool after_key;     /* the next value follows "key": on the same line */
+    const gm_model *m;  /* for messages: */
+    const char *graph, *node, *what;
+} gm_jw;
+
+void gm_jw_put(gm_jw *w, const char *s, size_t n);
+void gm_jw_puts(gm_jw *w, const char *s);
+/* Records a GM_ERR_INPUT failure that names the place being written (m, graph, node, what). */
+void gm_jw_fail(gm_jw *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void gm_jw_newline(gm_jw *w);
+/* Separator and line break before a member of the open container. */
+void gm_jw_item(gm_jw *w);
+void gm_jw_open(gm_jw *w, char c);
+void gm_jw_close(gm_jw *w, char c);
+/* A JSON string; s must be UTF-8 (else a GM_ERR_INPUT failure). */
+void gm_jw_str(gm_jw *w, const char *s);
+void gm_jw_key(gm_jw *w, const char *k);
+void gm_jw_int(gm_jw *w, int64_t v);
+void gm_jw_bool(gm_jw *w, bool v);
+void gm_jw_null(gm_jw *w);
+/* The shortest text that reads back to exactly v, always as a float. */
+void gm_jw_float(gm_jw *w, double v);
+void gm_jw_kv_str(gm_jw *w, const char *k, const char *v);
+void gm_jw_kv_int(gm_jw *w, const char *k, int64_t v);
+void gm_jw_base64(gm_jw *w, const unsigned char *p, size_t n);
+/* Frees the scratch; the buffer stays with the caller (gm_free it). */
+void gm_jw_done(gm_jw *w);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * plan_items.c — from planned symbols to the items the strategies pack, and back.
+ *
+ * An item is one symbol, or one continuous group (GE's continuous_input / continuous_output)
+ * whose members' symbols must lie end to end in anchor order: the group is packed as a single
+ * item whose lifetime is the union of the members' and whose size is their sum, and its offset
+ * is dealt out to the members in order (members have aligned sizes, so each gap is under the
+ * alignment). Items are grouped into units by region, memory type and batch label; units of
+ * one (region, memory type) are consecutive, the unlabelled one first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op_table.h"
+#include "plan/planner_internal.h"
+#include "util/alloc.h"
+
+/* The regions whose symbols may share memory: fixed is laid end to end, dynamic has no offsets. */
+static bool reusable(int r) { return r == GM_PLAN_R_FEATURE_MAP || r == GM_PLAN_R_ZERO_COPY; }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Batch labels, sorted (so label numbers do not depend on symbol order), 1-based per symbol. */
+static gm_status number_labels(gm_plan_items *it, const gm_plan *p)
+{
+    it->sym_label = gm_calloc(p->n_symbols ? p->n_symbols : 1, sizeof *it->sym_label);
+    it->labels = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *it->labels);
+    if (!it->sym_label || !it->labels) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (p->symbols[i].batch_label) it->labels[it->n_labels++] = p->symbols[i].batch_label;
+    qsort(it->labels, it->n_labels, sizeof *it->labels, cmp_str);
+    size_t k = 0;
+    for (size_t i = 0; i < it->n_labels; i++)
+        if (!k || strcmp(it->labels[k - 1], it->labels[i])) it->labels[k++] = it->labels[i];
+    it->n_labels = k;
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const char *l = p->symbols[i].batch_label;
+        if (!l) continue;
+        char **hit = bsearch(&l, it->labels, it->n_labels, sizeof *it->labels, cmp_str);
+        it->sym_label[i] = (uint32_t)(hit - it->labels) + 1;
+    }
+    return GM_OK;
+}
+
+/* A group is usable when every member is known, distinct, in one reusable region, memory type
+ * and batch label, and in no other group; then it claims its members. */
+static void claim_group(gm_plan_items *it, const gm_plan *p, size_t g)
+{
+    gm_plan_group *c = &it->groups[g];
+    c->usable = c->members[0] >= 0;
+    for (size_t j = 0; j < c->n && c->usable; j++) {
+        int32_t y = c->members[j];
+        const gm_plan_symbol *s0 = &p->symbols[c->members[0]];
+        if (y < 0 || it->sym_group[y] >= 0 || !reusable(p->symbols[y].region) ||
+            p->symbols[y].region != s0->region || p->symbols[y].mem_type != s0->mem_type ||
+            it->sym_label[y] != it->sym_label[c->members[0]])
+            c->usable = false;
+        for (size_t i = 0; i < j && c->usable; i++)
+            if (c->members[i] == y) c->usable = false;
+    }
+    for (size_t j = 0; j < c->n && c->usable; j++) it->sym_group[c->members[j]] = (int32_t)g;
+}
+
+/* The continuous groups (not the no-padding kinds, which are not planned yet). */
+static gm_status find_groups(gm_plan_items *it, const gm_model *m, const gm_plan *p)
+{
+    size_t nn = gm_model_node_count(m), ns = p->n_symbols;
+    int32_t *node_group[2]; /* [in/out] node topo id -> group, -1 none */
+    node_group[0] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
+    node_group[1] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
+    it->groups = gm_calloc(2 * (nn ? nn : 1), sizeof *it->groups);
+    it->sym_group = gm_malloc((ns ? ns : 1) * sizeof *it->sym_group);
+    gm_status st = GM_ERR_NOMEM;
+    if (!node_group[0] || !node_group[1] || !it->groups || !it->sym_group) goto out;
+    for (size_t i = 0; i < ns; i++) it->sym_group[i] = -1;
+    for (size_t t = 0; t < nn; t++) {
+        gm_node *x = gm_model_node_at(m, t);
+        node_group[0][t] = node_group[1][t] = -1;
+        for (int out = 0; out < 2; out++) {
+            const gm_attr *a = gm_attr_find(*gm_node_attrs(x), out ? "continuous_output" : "continuous_input");
+            if (!a || gm_attr_get_kind(a) != GM_ATTR_BOOL || !gm_attr_bool(a)) continue;
+            size_t cnt = out ? gm_node_output_count(x) : gm_node_input_count(x);
+            if (cnt == 0) continue;
+            gm_plan_group *c = &it->groups[it->n_groups];
+            *c = (gm_plan_group){x, out != 0, cnt, gm_malloc(cnt * sizeof(int32_t)), false};
+            if (!c->members) goto out;
+            for (size_t j = 0; j < cnt; j++) c->members[j] = -1;
+            node_group[out][t] = (int32_t)it->n_groups++;
+        }
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const gm_plan_symbol *y = &p->symbols[i];
+        for (size_t j = 0; j < y->n_anchors; j++) {
+            const gm_plan_anchor *a = &y->anchors[j];
+            int32_t g = node_group[a->out][gm_node_topo_id(a->node)];
+            if (g >= 0) it->groups[g].members[a->index] = (int32_t)i;
+        }
+    }
+    for (size_t g = 0; g < it->n_groups; g++) claim_group(it, p, g);
+    st = GM_OK;
+out:
+    gm_free(node_group[0]);
+    gm_free(node_group[1]);
+    return st;
+}
+
+gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan *p)
+{
+    memset(it, 0, sizeof *it);
+    size_t ns = p->n_symbols ? p->n_symbols : 1;
+    it->items = gm_malloc(ns * sizeof *it->items);
+    it->idx = gm_malloc(ns * sizeof *it->idx);
+    if (!it->items || !it->idx || number_labels(it, p) != GM_OK) return GM_ERR_NOMEM;
+    it->units = gm_malloc((size_t)GM_PLAN_R_DYNAMIC * GM_MEM_COUNT * (it->n_labels + 1) * sizeof *it->units);
+    if (!it->units) return GM_ERR_NOMEM;
+    return find_groups(it, m, p);
+}
+
+void gm_plan_items_free(gm_plan_items *it)
+{
+    for (size_t g = 0; g < it->n_groups; g++) gm_free(it->groups[g].members);
+    gm_free(it->groups);
+    gm_free(it->sym_group);
+    gm_free(it->sym_label);
+    gm_free(it->labels);
+    gm_free(it->items);
+    gm_free(it->idx);
+    gm_free(it->units);
+    memset(it, 0, sizeof *it);
+}
+
+static void add_item(gm_plan_items *it, int64_t first, int64_t last, int64_t size, int64_t align, int32_t idx)
+{
+    it->items[it->n_items] = (gm_dsa_buffer){(int64_t)it->n_items, first, last + 1, size, align, -1, NULL};
+    it->idx[it->n_items++] = idx;
+}
+
+/* One unit's items: its symbols outside groups, then its usable groups. */
+static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
+{
+    const int64_t align = gm_plan_region_align(p, (gm_plan_region_kind)r);
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        gm_plan_symbol *y = &p->symbols[i];
+        if ((int)y->region != r || (int)y->mem_type != mt || it->sym_label[i] != label) continue;
+        if (it->sym_group[i] >= 0) continue;
+        if (y->size <= 0) { /* takes no room: sits at the region's start */
+            y->offset = 0;
+            continue;
+        }
+        add_item(it, y->first, y->last, y->size, align, (int32_t)i);
+    }
+    for (size_t g = 0; g < it->n_groups; g++) {
+        const gm_plan_group *c = &it->groups[g];
+        if (!c->usable) continue;
+        const gm_plan_symbol *y0 = &p->symbols[c->members[0]];
+        if ((int)y0->region != r || (int)y0->mem_type != mt || it->sym_label[c->members[0]] != label) continue;
+        int64_t first = INT64_MAX, last = -1, size = 0;
+        for (size_t j = 0; j < c->n; j++) {
+            const gm_plan_symbol *y = &p->symbols[c->members[j]];
+            if (y->first < first) first = y->first;
+            if (y->last > last) last = y->last;
+            size += y->size;
+        }
+        if (size <= 0) size = align; /* members of zero size still need a base address */
+        add_item(it, first, last, size, align, -(int32_t)g - 1);
+    }
+}
+
+void gm_plan_items_build(gm_plan_items *it, gm_plan *p)
+{
+    it->n_items = it->n_units = 0;
+    for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++)
+            for (uint32_t label = 0; label <= it->n_labels; label++) {
+                size_t first = it->n_items;
+                gather(it, p, r, mt, label);
+                if (it->n_items == first && label) continue;
+                it->units[it->n_units++] = (gm_pack_unit){(gm_plan_region_kind)r, (gm_mem_type)mt, label,
+                                                          !reusable(r) || p->fallback[mt][r], first,
+                                                          it->n_items - first};
+            }
+}
+
+void gm_plan_items_apply(const gm_plan_items *it, gm_plan *p, const gm_pack_result *res)
+{
+    size_t base_unit = 0;
+    for (size_t u = 0; u < it->n_units; u++) {
+        const gm_pack_unit *un = &it->units[u];
+        if (un->label == 0) base_unit = u;
+        /* batches run one at a time: each labelled unit starts above the unlabelled one */
+        int64_t base = un->label ? res->heights[base_unit] : 0;
+        for (size_t j = un->first; j < un->first + un->n; j++) {
+            int64_t at = base + res->offsets[j];
+            if (it->idx[j] >= 0) {
+                p->symbols[it->idx[j]].offset = at;
+                continue;
+            }
+            const gm_plan_group *c = &it->groups[-it->idx[j] - 1];
+            for (size_t k = 0; k < c->n; k++) {
+                p->symbols[c->members[k]].offset = at;
+                at += p->symbols[c->members[k]].size;
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+/*
+ * plan_pack.c — every packing strategy run on the same items, side by side, in threads.
+ *
+ * The items (src/plan/planner.c builds them) are grouped into units — one per region, memory
+ * type and batch label — and are read-only here: each strategy copies what it packs into its
+ * own scratch and writes only its own result, so strategies can run in parallel without a lock
+ * (seed constraint 1: planning never edits the graph; here it does not even see it). Which
+ * thread runs which strategy changes nothing: every strategy is deterministic, and the winner
+ * is the smallest feature map, ties to the strategy listed first.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plan/planner_internal.h"
+#include "util/alloc.h"
+
+static const char *const k_names[GM_PACK_COUNT] = {"best_fit", "dsa_search"};
+
+const char *gm_pack_strategy_name(gm_pack_strategy s) { return (unsigned)s < GM_PACK_COUNT ? k_names[s] : "?"; }
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Every item at its own address, in item order. */
+static int64_t stack(gm_dsa_buffer *b, size_t n)
+{
+    int64_t top = 0;
+    for (size_t j = 0; j < n; j++) {
+        top = (top + b[j].align - 1) / b[j].align * b[j].align;
+        b[j].offset = top;
+        top += b[j].size;
+    }
+    return top;
+}
+
+/* Packs one unit's items (a copy in b) with strategy s; returns the height, -1 on error. */
+static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pack_unit *u, gm_dsa_buffer *b,
+                         gm_error *err)
+{
+    if (u->n == 0) return 0;
+    if (u->no_reuse) return stack(b, u->n);
+    int64_t h = 0;
+    switch (s) {
+    case GM_PACK_BEST_FIT:
+        if (gm_dsa_best_fit(b, u->n, &h, err) != GM_OK) return -1;
+        return h;
+    case GM_PACK_DSA_SEARCH: {
+        gm_dsa_search_opts so = {job->search_budget_s, job->search_node_limit};
+        bool optimal = false;
+        if (gm_dsa_search(b, u->n, &so, &h, &optimal, err) != GM_OK) return -1;
+        return h;
+    }
+    default: break;
+    }
+    return gm_error_set(err, GM_ERR_INTERNAL, "unknown packing strategy %d", (int)s), -1;
+}
+
+/* The feature map of a result: per memory type, the unlabelled unit's height plus the largest
+ * labelled one (batches run exclusively and are laid over each other above the rest). */
+static int64_t feature_map_bytes(const gm_pack_job *job, const int64_t *heights)
+{
+    int64_t total = 0;
+    for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
+        int64_t base = 0, top = 0;
+        for (size_t i = 0; i < job->n_units; i++) {
+            const gm_pack_unit *u = &job->units[i];
+            if (u->region != GM_PLAN_R_FEATURE_MAP || (int)u->mem_type != mt) continue;
+            if (u->label == 0) base = heights[i];
+            else if (heights[i] > top) top = heights[i];
+        }
+        total += base + top;
+    }
+    return total;
+}
+
+static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *r)
+{
+    double t0 = now_ms();
+    gm_error_clear(&r->err);
+    r->st = GM_OK;
+    gm_dsa_buffer *b = gm_malloc((job->n_items ? job->n_items : 1) * sizeof *b);
+    if (!b) {
+        r->st = gm_error_set(&r->err, GM_ERR_NOMEM, "out of memory packing");
+        return;
+    }
+    memcpy(b, job->items, job->n_items * sizeof *b);
+    for (size_t i = 0; i < job->n_units && r->st == GM_OK; i++) {
+        const gm_pack_unit *u = &job->units[i];
+        int64_t h = pack_unit(job, s, u, b + u->first, &r->err);
+        if (h < 0) r->st = r->err.code ? r->err.code : GM_ERR_INTERNAL;
+        r->heights[i] = h;
+    }
+    for (size_t j = 0; j < job->n_items; j++) r->offsets[j] = b[j].offset;
+    gm_free(b);
+    if (r->st == GM_OK) r->feature_map_bytes = feature_map_bytes(job, r->heights);
+    r->ms = now_ms() - t0;
+}
+
+typedef struct worker {
+    const gm_pack_job *job;
+    gm_pack_result *res;
+    unsigned from, step;
+} worker;
+
+static bool selected(const gm_pack_job *job, unsigned s) { return job->only < 0 || (unsigned)job->only == s; }
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    for (unsigned s = w->from; s < GM_PACK_COUNT; s += w->step)
+        if (selected(w->job, s)) run_one(w->job, (gm_pack_strategy)s, &w->res[s]);
+    return NULL;
+}
+
+bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out)
+{
+    for (int s = 0; s < GM_PACK_COUNT; s++)
+        if (!strcmp(name, k_names[s])) return *out = (gm_pack_strategy)s, true;
+    return false;
+}
+
+gm_status gm_pack_results_alloc(const gm_pack_job *job, gm_pack_result res[GM_PACK_COUNT])
+{
+    for (int s = 0; s < GM_PACK_COUNT; s++) {
+        res[s].offsets = gm_malloc((job->n_items ? job->n_items : 1) * sizeof *res[s].offsets);
+        res[s].heights = gm_malloc((job->n_units ? job->n_units : 1) * sizeof *res[s].heights);
+        if (!res[s].offsets || !res[s].heights) return GM_ERR_NOMEM;
+    }
+    return GM_OK;
+}
+
+void gm_pack_results_free(gm_pack_result res[GM_PACK_COUNT])
+{
+    for (int s = 0; s < GM_PACK_COUNT; s++) {
+        gm_free(res[s].offsets);
+        gm_free(res[s].heights);
+        res[s].offsets = NULL, res[s].heights = NULL;
+    }
+}
+
+int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_PACK_COUNT], gm_error *err)
+{
+    if (threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    if (job->only >= 0) threads = 1;
+    if (threads > GM_PACK_COUNT) threads = GM_PACK_COUNT;
+    worker w[GM_PACK_COUNT];
+    pthread_t tid[GM_PACK_COUNT];
+    bool started[GM_PACK_COUNT] = {false};
+    for (unsigned t = 0; t < threads; t++) w[t] = (worker){job, res, t, threads};
+    /* thread 0's share runs here; if a thread cannot start, its share runs here too */
+    for (unsigned t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
+    work(&w[0]);
+    for (unsigned t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else work(&w[t]);
+    }
+    /* any strategy that could not finish fails the plan: a result must not depend on which ran */
+    int best = -1;
+    for (unsigned s = 0; s < GM_PACK_COUNT; s++) {
+        if (!selected(job, s)) continue;
+        if (res[s].st != GM_OK) {
+            if (err) *err = res[s].err;
+            return -1;
+        }
+        if (best < 0 || res[s].feature_map_bytes < res[best].feature_map_bytes) best = (int)s;
+    }
+    return best;
+}

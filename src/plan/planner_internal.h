@@ -1,0 +1,95 @@
+/*
+ * planner_internal.h — what the planner's files (src/plan/planner.c, plan_bound.c,
+ * plan_write.c) share and nobody else needs.
+ */
+#ifndef GM_PLANNER_INTERNAL_H
+#define GM_PLANNER_INTERNAL_H
+
+#include "graphmem/dsa.h"
+#include "graphmem/plan.h"
+
+/* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use]
+ * (plan_bound.c). GM_ERR_NOMEM on allocation failure. */
+gm_status gm_plan_compute_bound(gm_plan *p);
+
+/* ---- strategies side by side (plan_pack.c) ---- */
+
+typedef enum gm_pack_strategy {
+    GM_PACK_BEST_FIT = 0, /* size-descending best fit */
+    GM_PACK_DSA_SEARCH,   /* best fit over several orders + branch and bound (dsa.h) */
+    GM_PACK_COUNT
+} gm_pack_strategy;
+
+const char *gm_pack_strategy_name(gm_pack_strategy s);
+bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out);
+
+/* Items packed together: one region, memory type and batch label. */
+typedef struct gm_pack_unit {
+    gm_plan_region_kind region;
+    gm_mem_type mem_type;
+    uint32_t label;  /* 0: no batch label; labelled units overlay each other above label 0 */
+    bool no_reuse;   /* every item at its own address (reuse disabled or given up) */
+    size_t first, n; /* the unit's items: job->items[first .. first + n) */
+} gm_pack_unit;
+
+typedef struct gm_pack_job {
+    const gm_dsa_buffer *items; /* read-only: strategies pack copies */
+    size_t n_items;
+    const gm_pack_unit *units;
+    size_t n_units;
+    double search_budget_s;
+    uint64_t search_node_limit;
+    int only;                   /* run this strategy alone; -1: all */
+} gm_pack_job;
+
+typedef struct gm_pack_result {
+    int64_t *offsets;          /* per item, from its unit's base */
+    int64_t *heights;          /* per unit */
+    int64_t feature_map_bytes; /* with batch units overlaid */
+    double ms;
+    gm_status st;
+    gm_error err;
+} gm_pack_result;
+
+gm_status gm_pack_results_alloc(const gm_pack_job *job, gm_pack_result res[GM_PACK_COUNT]);
+void gm_pack_results_free(gm_pack_result res[GM_PACK_COUNT]);
+/* Runs every strategy on `threads` threads (0: as many as cores) and returns the winner: the
+ * smallest feature map, ties to the lower strategy number — the same whatever the threads.
+ * -1 when a strategy failed (*err says why). */
+int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_PACK_COUNT], gm_error *err);
+
+/* ---- items (plan_items.c) ---- */
+
+/* A continuous group: its members' symbols, in anchor order, lie end to end. */
+typedef struct gm_plan_group {
+    const gm_node *node;
+    bool out;
+    size_t n;
+    int32_t *members; /* plan symbol per anchor, -1 unknown */
+    bool usable;      /* every member known, distinct, in one region and label, in no other group */
+} gm_plan_group;
+
+typedef struct gm_plan_items {
+    gm_plan_group *groups;
+    size_t n_groups;
+    int32_t *sym_group;   /* symbol -> usable group, -1 none */
+    uint32_t *sym_label;  /* symbol -> batch label number, 0 none */
+    char **labels;        /* label number - 1 -> text (borrowed from the symbols) */
+    size_t n_labels;
+    gm_dsa_buffer *items; /* the job's items */
+    int32_t *idx;         /* item -> symbol, or -(group + 1) */
+    size_t n_items;
+    gm_pack_unit *units;
+    size_t n_units;
+} gm_plan_items;
+
+/* Labels and continuous groups of p's symbols. */
+gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan *p);
+/* Items and units from the symbols' current lifetimes and p->fallback (zero-size symbols get
+ * offset 0 here). */
+void gm_plan_items_build(gm_plan_items *it, gm_plan *p);
+/* Offsets from a packing result: groups deal theirs out, labelled units sit above the rest. */
+void gm_plan_items_apply(const gm_plan_items *it, gm_plan *p, const gm_pack_result *res);
+void gm_plan_items_free(gm_plan_items *it);
+
+#endif
