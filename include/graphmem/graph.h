@@ -206,6 +206,7 @@ gm_status gm_node_set_input_name(gm_node *n, size_t i, const char *name);
 gm_status gm_node_set_output_name(gm_node *n, size_t k, const char *name);
 
 gm_attr **gm_node_attrs(gm_node *n);
+const gm_attr *gm_node_attr_list(const gm_node *n); /* read-only: for gm_attrs_get_* */
 
 /* ---- tensor desc -------------------------------------------------------------------------- */
 

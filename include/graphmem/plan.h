@@ -97,6 +97,10 @@ typedef struct gm_plan_options {
     unsigned threads;           /* strategies run side by side on this many threads; 0: as many
                                    as cores. The plan is the same whatever the number */
     const char *strategy;       /* one strategy by name; NULL or "auto": all, smallest wins */
+    const char *no_reuse_ops;   /* comma list of op names or types whose outputs are never reused
+                                   (GE's OP_NO_REUSE_MEM environment variable); NULL: none.
+                                   Nodes with no_reuse_mem_flag=true are never reused either, and
+                                   the model option ge.exec.disableReuseMemory=1 turns reuse off */
 } gm_plan_options;
 
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */
@@ -176,7 +180,7 @@ typedef struct gm_plan {
     const char *strategy;      /* the winner's name (points into strategies) */
     size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */
     size_t repair_rounds;      /* verifier rounds run */
-    bool fallback[GM_MEM_COUNT][GM_PLAN_R_COUNT]; /* region fell back to no reuse */
+    bool fallback[GM_MEM_COUNT][GM_PLAN_R_COUNT]; /* region without reuse (given up, or disabled) */
     size_t unresolved;         /* problems the final self-check still reports (0 when sound) */
     size_t *witness;           /* lower_bound_witness: symbol indices, pairwise unordered */
     size_t n_witness;

@@ -563,6 +563,7 @@ gm_status gm_node_set_output_name(gm_node *n, size_t k, const char *name)
 }
 
 gm_attr **gm_node_attrs(gm_node *n) { return &n->attrs; }
+const gm_attr *gm_node_attr_list(const gm_node *n) { return n->attrs; }
 
 int gm_node_place(const gm_node *n, char *buf, size_t cap)
 {

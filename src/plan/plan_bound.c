@@ -8,6 +8,10 @@
  * is a lower bound. Per memory type the witness is the feature-map symbols live at the peak
  * position (their sum is the classic LOAD); the bound is the sum over memory types, and the
  * witness lists every type's set so that a reader can re-check it.
+ *
+ * Batch labels: branches of different labels never run together, so their symbols may share.
+ * Per memory type the bound is then the largest, over labels L, of the LOAD of the unlabelled
+ * symbols and L's together (every plan must fit those side by side).
  */
 #include <stdlib.h>
 
@@ -26,18 +30,25 @@ static int cmp_point(const void *a, const void *b)
     return (x->delta > y->delta) - (x->delta < y->delta); /* ends before starts at one t */
 }
 
-static bool counted(const gm_plan_symbol *y, int mt)
+typedef struct scope {
+    int mt;
+    uint32_t label; /* the unlabelled symbols and this label's (0: the unlabelled alone) */
+    const uint32_t *sym_label;
+} scope;
+
+static bool counted(const gm_plan_symbol *y, size_t i, const scope *sc)
 {
-    return y->region == GM_PLAN_R_FEATURE_MAP && (int)y->mem_type == mt && y->size > 0;
+    return y->region == GM_PLAN_R_FEATURE_MAP && (int)y->mem_type == sc->mt && y->size > 0 &&
+           (sc->sym_label[i] == 0 || sc->sym_label[i] == sc->label);
 }
 
-/* The peak position of memory type mt and the load there; *peak_t = -1 when none. */
-static gm_status peak_of(const gm_plan *p, int mt, point *pts, int64_t *peak_t, int64_t *load)
+/* The peak position in scope sc and the load there; *peak_t = -1 when none. */
+static void peak_of(const gm_plan *p, const scope *sc, point *pts, int64_t *peak_t, int64_t *load)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_symbols; i++) {
         const gm_plan_symbol *y = &p->symbols[i];
-        if (!counted(y, mt)) continue;
+        if (!counted(y, i, sc)) continue;
         pts[n++] = (point){y->first, y->size};
         pts[n++] = (point){y->last_use + 1, -y->size};
     }
@@ -48,33 +59,40 @@ static gm_status peak_of(const gm_plan *p, int mt, point *pts, int64_t *peak_t, 
         if (cur > best) best = cur, at = pts[i].t;
     }
     *peak_t = at, *load = best;
-    return GM_OK;
 }
 
-gm_status gm_plan_compute_bound(gm_plan *p)
+static bool live_at(const gm_plan *p, size_t i, const scope *sc, int64_t t)
+{
+    const gm_plan_symbol *y = &p->symbols[i];
+    return t >= 0 && counted(y, i, sc) && y->first <= t && t <= y->last_use;
+}
+
+gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_labels)
 {
     gm_free(p->witness);
     p->witness = NULL, p->n_witness = 0, p->lower_bound_bytes = 0;
     point *pts = gm_malloc((2 * p->n_symbols + 1) * sizeof *pts);
-    int64_t peak[GM_MEM_COUNT];
     if (!pts) return GM_ERR_NOMEM;
+    scope best[GM_MEM_COUNT];
+    int64_t peak[GM_MEM_COUNT];
     size_t total = 0;
     for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
-        int64_t load = 0;
-        peak_of(p, mt, pts, &peak[mt], &load);
-        p->lower_bound_bytes += load;
-        for (size_t i = 0; i < p->n_symbols && peak[mt] >= 0; i++) {
-            const gm_plan_symbol *y = &p->symbols[i];
-            if (counted(y, mt) && y->first <= peak[mt] && peak[mt] <= y->last_use) total++;
+        int64_t top = -1;
+        peak[mt] = -1;
+        for (uint32_t l = 0; l <= n_labels; l++) {
+            scope sc = {mt, l, sym_label};
+            int64_t at = -1, load = 0;
+            peak_of(p, &sc, pts, &at, &load);
+            if (load > top) top = load, peak[mt] = at, best[mt] = sc;
         }
+        p->lower_bound_bytes += top > 0 ? top : 0;
+        for (size_t i = 0; i < p->n_symbols; i++) total += live_at(p, i, &best[mt], peak[mt]);
     }
     gm_free(pts);
     p->witness = gm_malloc((total ? total : 1) * sizeof *p->witness);
     if (!p->witness) return GM_ERR_NOMEM;
     for (int mt = 0; mt < GM_MEM_COUNT; mt++)
-        for (size_t i = 0; i < p->n_symbols && peak[mt] >= 0; i++) {
-            const gm_plan_symbol *y = &p->symbols[i];
-            if (counted(y, mt) && y->first <= peak[mt] && peak[mt] <= y->last_use) p->witness[p->n_witness++] = i;
-        }
+        for (size_t i = 0; i < p->n_symbols; i++)
+            if (live_at(p, i, &best[mt], peak[mt])) p->witness[p->n_witness++] = i;
     return GM_OK;
 }

@@ -6,7 +6,8 @@
  * item whose lifetime is the union of the members' and whose size is their sum, and its offset
  * is dealt out to the members in order (members have aligned sizes, so each gap is under the
  * alignment). Items are grouped into units by region, memory type and batch label; units of
- * one (region, memory type) are consecutive, the unlabelled one first.
+ * one (region, memory type) are consecutive, the unlabelled one first (always present: the
+ * labelled ones are packed around it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -183,14 +184,10 @@ void gm_plan_items_build(gm_plan_items *it, gm_plan *p)
 
 void gm_plan_items_apply(const gm_plan_items *it, gm_plan *p, const gm_pack_result *res)
 {
-    size_t base_unit = 0;
     for (size_t u = 0; u < it->n_units; u++) {
         const gm_pack_unit *un = &it->units[u];
-        if (un->label == 0) base_unit = u;
-        /* batches run one at a time: each labelled unit starts above the unlabelled one */
-        int64_t base = un->label ? res->heights[base_unit] : 0;
         for (size_t j = un->first; j < un->first + un->n; j++) {
-            int64_t at = base + res->offsets[j];
+            int64_t at = res->offsets[j];
             if (it->idx[j] >= 0) {
                 p->symbols[it->idx[j]].offset = at;
                 continue;

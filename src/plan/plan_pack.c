@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plan/dsa_internal.h"
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
 
@@ -62,22 +63,75 @@ static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pa
     return gm_error_set(err, GM_ERR_INTERNAL, "unknown packing strategy %d", (int)s), -1;
 }
 
-/* The feature map of a result: per memory type, the unlabelled unit's height plus the largest
- * labelled one (batches run exclusively and are laid over each other above the rest). */
+/* The feature map of a result: per memory type the highest unit (a labelled unit's height
+ * includes the unlabelled items it was packed around). */
 static int64_t feature_map_bytes(const gm_pack_job *job, const int64_t *heights)
 {
     int64_t total = 0;
     for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
-        int64_t base = 0, top = 0;
+        int64_t top = 0;
         for (size_t i = 0; i < job->n_units; i++) {
             const gm_pack_unit *u = &job->units[i];
-            if (u->region != GM_PLAN_R_FEATURE_MAP || (int)u->mem_type != mt) continue;
-            if (u->label == 0) base = heights[i];
-            else if (heights[i] > top) top = heights[i];
+            if (u->region == GM_PLAN_R_FEATURE_MAP && (int)u->mem_type == mt && heights[i] > top) top = heights[i];
         }
-        total += base + top;
+        total += top;
     }
     return total;
+}
+
+typedef struct by_size {
+    int64_t size, lower;
+    size_t i;
+} by_size;
+
+static int cmp_by_size(const void *a, const void *b)
+{
+    const by_size *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    if (x->lower != y->lower) return x->lower < y->lower ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* A batch label's items, packed by best fit around the unlabelled items of its region, which
+ * stay where they are: batches run one at a time, so every label gets the whole space the
+ * unlabelled items leave free, and the labels overlay each other. b holds the unlabelled unit
+ * (already packed) at base and the label's items at lb. Returns the height, -1 on error. */
+static int64_t pack_label(const gm_pack_unit *base_u, gm_dsa_buffer *base, const gm_pack_unit *u, gm_dsa_buffer *lb,
+                          int64_t base_height, gm_error *err)
+{
+    if (u->no_reuse) { /* no reuse: the label's items on top of everything */
+        int64_t h = stack(lb, u->n);
+        for (size_t j = 0; j < u->n; j++) lb[j].offset += base_height;
+        return base_height + h;
+    }
+    size_t nb = base_u ? base_u->n : 0, n = nb + u->n;
+    gm_dsa_buffer *c = gm_malloc(n * sizeof *c);
+    unsigned char *fixed = gm_calloc(n, 1);
+    by_size *k = gm_malloc(u->n * sizeof *k);
+    size_t *order = gm_malloc(u->n * sizeof *order);
+    int64_t h = -1;
+    if (!c || !fixed || !k || !order) {
+        gm_error_set(err, GM_ERR_NOMEM, "out of memory packing batch labels");
+        goto out;
+    }
+    if (nb) memcpy(c, base, nb * sizeof *c);
+    memcpy(c + nb, lb, u->n * sizeof *c);
+    memset(fixed, 1, nb);
+    for (size_t j = 0; j < u->n; j++) k[j] = (by_size){lb[j].size, lb[j].lower, nb + j};
+    qsort(k, u->n, sizeof *k, cmp_by_size);
+    for (size_t j = 0; j < u->n; j++) order[j] = k[j].i;
+    if (gm_dsa_best_fit_seq(c, n, order, u->n, fixed, &h, err) != GM_OK) {
+        h = -1;
+        goto out;
+    }
+    if (h < base_height) h = base_height;
+    for (size_t j = 0; j < u->n; j++) lb[j].offset = c[nb + j].offset;
+out:
+    gm_free(c);
+    gm_free(fixed);
+    gm_free(k);
+    gm_free(order);
+    return h;
 }
 
 static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *r)
@@ -91,9 +145,18 @@ static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *
         return;
     }
     memcpy(b, job->items, job->n_items * sizeof *b);
+    /* units of one region and memory type are consecutive, the unlabelled one first */
+    const gm_pack_unit *base_u = NULL;
+    int64_t base_h = 0;
     for (size_t i = 0; i < job->n_units && r->st == GM_OK; i++) {
         const gm_pack_unit *u = &job->units[i];
-        int64_t h = pack_unit(job, s, u, b + u->first, &r->err);
+        int64_t h;
+        if (u->label == 0) {
+            h = pack_unit(job, s, u, b + u->first, &r->err);
+            base_u = u, base_h = h;
+        } else {
+            h = pack_label(base_u, base_u ? b + base_u->first : NULL, u, b + u->first, base_h, &r->err);
+        }
         if (h < 0) r->st = r->err.code ? r->err.code : GM_ERR_INTERNAL;
         r->heights[i] = h;
     }

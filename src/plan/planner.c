@@ -36,6 +36,7 @@ void gm_plan_options_init(gm_plan_options *o)
     o->reproducible = false;
     o->threads = 0;
     o->strategy = NULL;
+    o->no_reuse_ops = NULL;
 }
 
 int64_t gm_plan_region_align(const gm_plan *p, gm_plan_region_kind r)
@@ -85,10 +86,31 @@ static int64_t anchor_bytes(const gm_node *n, bool out, uint32_t i)
     return d ? gm_desc_size(d) : 0;
 }
 
+/* Is `name` an entry of the comma list `list`? */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = list; at && *at;) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        if (len == n && !strncmp(at, name, n)) return true;
+        at = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* A producer whose outputs are never reused: its no_reuse_mem_flag, or its name or type in
+ * OP_NO_REUSE_MEM's list (reference §5.1). */
+static bool never_reused(const gm_node *n, const char *no_reuse_ops)
+{
+    if (gm_attrs_get_bool(gm_node_attr_list(n), "no_reuse_mem_flag", false)) return true;
+    return no_reuse_ops && (in_list(no_reuse_ops, gm_node_name(n)) || in_list(no_reuse_ops, gm_node_type(n)));
+}
+
 /* Builds one planned symbol from symbol table entry `sym`: anchors, size, region, memory
  * type, lifetime and streams. */
 static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t sym, gm_hb_life *life,
-                                 int64_t align, gm_plan_symbol *y)
+                                 int64_t align, const char *no_reuse_ops, gm_plan_symbol *y)
 {
     char name[512];
     y->id = gm_strdup(gm_symbol_name(s, sym, name, sizeof name));
@@ -101,7 +123,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     const int64_t last_pos = (int64_t)gm_model_node_count(m) - 1;
     int64_t size = 0;
     gm_hb_life_reset(life);
-    bool dynamic = false, fixed = false, zero_copy = false, mt_set = false;
+    bool dynamic = false, fixed = false, zero_copy = false, mt_set = false, no_reuse = false;
     gm_mem_type mt = GM_MEM_HBM;
     for (int32_t a = gm_symbol_first(s, sym); a >= 0; a = gm_symbols_next(s, a)) {
         gm_anchor x = gm_symbols_anchor(s, a);
@@ -114,8 +136,9 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         if (x.out) {
             /* the producer's desc says where the tensor lives; the first output found decides */
             if (!mt_set) mt = gm_desc_mem_type(gm_node_output_desc(x.node, x.index)), mt_set = true;
+            no_reuse = no_reuse || never_reused(x.node, no_reuse_ops);
             /* a multi-batch branch's tensors carry its label (DynamicBatchMemAssigner) */
-            const char *label = gm_attrs_get_string(*gm_node_attrs(x.node), "_batch_label");
+            const char *label = gm_attrs_get_string(gm_node_attr_list(x.node), "_batch_label");
             if (label && *label && !y->batch_label && !(y->batch_label = gm_strdup(label))) return GM_ERR_NOMEM;
             if (gm_node_is(x.node, GM_OP_CONST) || gm_node_is(x.node, GM_OP_VARIABLE)) fixed = true;
             /* root RefData is a user-bound variable: it lives the whole run, never reused */
@@ -141,6 +164,11 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
      * taken on [first, last], the accesses themselves */
     gm_hb_span sp = gm_hb_life_span(life);
     y->first = sp.first, y->last = sp.release, y->last_use = sp.last, y->mem_type = mt;
+    if (no_reuse && !fixed) {
+        /* GE gives such a tensor a block nobody else takes, before or after: here it is live
+         * the whole run, which keeps every other symbol off its memory (and the bound counts it) */
+        y->first = 0, y->last = y->last_use = last_pos;
+    }
     if (fixed) {
         /* lives the whole run */
         y->region = GM_PLAN_R_FIXED, y->first = 0, y->last = y->last_use = last_pos;
@@ -296,13 +324,18 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if ((st = gm_hb_build(m, &hb, err)) != GM_OK) goto fail;
     if (gm_hb_life_new(hb, &life) != GM_OK) goto nomem;
     p->align = o->align;
+    /* ge.exec.disableReuseMemory=1: every symbol at its own address, as GE does */
+    const char *disable = gm_model_option(m, "ge.exec.disableReuseMemory");
+    if (disable && !strcmp(disable, "1"))
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++)
+            p->fallback[mt][GM_PLAN_R_FEATURE_MAP] = p->fallback[mt][GM_PLAN_R_ZERO_COPY] = true;
     p->report = o->report;
     p->reproducible = o->reproducible;
     p->symbols = gm_calloc(ns ? ns : 1, sizeof *p->symbols);
     if (!p->symbols || gm_strmap_reserve(&by_id, ns)) goto nomem;
     for (size_t i = 0; i < ns; i++) {
         p->n_symbols = i + 1;
-        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o->align, &p->symbols[i]) != GM_OK) goto nomem;
+        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o->align, o->no_reuse_ops, &p->symbols[i]) != GM_OK) goto nomem;
         if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
     }
     gm_symbols_free(s);
@@ -313,7 +346,8 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
 
     /* the bound is taken on the accesses, before any release or repair lengthens a lifetime:
      * it must hold for every valid plan, not just this one */
-    if (gm_plan_compute_bound(p) != GM_OK || gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
+    if (gm_plan_items_init(&it, m, p) != GM_OK || gm_plan_compute_bound(p, it.sym_label, it.n_labels) != GM_OK)
+        goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
     if ((st = pack(p, &it, o, true, err)) != GM_OK) goto fail;

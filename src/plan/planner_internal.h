@@ -8,9 +8,10 @@
 #include "graphmem/dsa.h"
 #include "graphmem/plan.h"
 
-/* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use]
- * (plan_bound.c). GM_ERR_NOMEM on allocation failure. */
-gm_status gm_plan_compute_bound(gm_plan *p);
+/* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use],
+ * batch labels overlaid (sym_label: 0 none, else 1..n_labels) (plan_bound.c). GM_ERR_NOMEM on
+ * allocation failure. */
+gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_labels);
 
 /* ---- strategies side by side (plan_pack.c) ---- */
 
@@ -27,7 +28,8 @@ bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out);
 typedef struct gm_pack_unit {
     gm_plan_region_kind region;
     gm_mem_type mem_type;
-    uint32_t label;  /* 0: no batch label; labelled units overlay each other above label 0 */
+    uint32_t label;  /* 0: no batch label; a labelled unit is packed around its region's
+                        unlabelled unit (the one just before it), and labels overlay each other */
     bool no_reuse;   /* every item at its own address (reuse disabled or given up) */
     size_t first, n; /* the unit's items: job->items[first .. first + n) */
 } gm_pack_unit;
@@ -43,7 +45,7 @@ typedef struct gm_pack_job {
 } gm_pack_job;
 
 typedef struct gm_pack_result {
-    int64_t *offsets;          /* per item, from its unit's base */
+    int64_t *offsets;          /* per item, from the region's start */
     int64_t *heights;          /* per unit */
     int64_t feature_map_bytes; /* with batch units overlaid */
     double ms;
@@ -88,7 +90,7 @@ gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan
 /* Items and units from the symbols' current lifetimes and p->fallback (zero-size symbols get
  * offset 0 here). */
 void gm_plan_items_build(gm_plan_items *it, gm_plan *p);
-/* Offsets from a packing result: groups deal theirs out, labelled units sit above the rest. */
+/* Offsets from a packing result: groups deal theirs out to their members. */
 void gm_plan_items_apply(const gm_plan_items *it, gm_plan *p, const gm_pack_result *res);
 void gm_plan_items_free(gm_plan_items *it);
 

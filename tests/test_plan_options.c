@@ -1,0 +1,246 @@
+/*
+ * test_plan_options.c — what the planner promises beyond "a valid plan": no-reuse flags and
+ * options, batch labels laid over each other, the lower-bound witness, one strategy by name,
+ * and the same plan whatever the thread count.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphmem/io.h"
+#include "graphmem/plan.h"
+
+#define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
+#define HEAD "{\"graphmem\":1,\"name\":\"t\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+
+/* x -> a -> b -> c -> d -> out: a and c may share (b lies between them). */
+static const char k_chain[] = HEAD
+    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+    "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]%s," F256 "},"
+    "{\"name\":\"b\",\"type\":\"Relu\",\"inputs\":[\"a:0\"]," F256 "},"
+    "{\"name\":\"c\",\"type\":\"Sigmoid\",\"inputs\":[\"b:0\"]," F256 "},"
+    "{\"name\":\"d\",\"type\":\"Relu\",\"inputs\":[\"c:0\"]," F256 "},"
+    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"d:0\"]}]}]}";
+
+static gm_model *read_model(const char *text)
+{
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "t.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    return m;
+}
+
+static gm_model *chain(const char *a_attrs)
+{
+    char text[4096];
+    snprintf(text, sizeof text, k_chain, a_attrs);
+    return read_model(text);
+}
+
+/* Plans with o, checks that the plan the planner kept is the one the verifier accepts. */
+static gm_plan *plan(const gm_model *m, const gm_plan_options *o)
+{
+    gm_error err;
+    gm_plan *p = NULL;
+    if (gm_plan_build(m, o, &p, &err) != GM_OK) fail_msg("plan: %s", err.message);
+    assert_non_null(p->text);
+    gm_plan_verdict v;
+    if (gm_plan_verify_json(m, p->text, p->text_len, "kept text", &v, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_true(gm_plan_verdict_ok(&v));
+    gm_plan_verdict_free(&v);
+    assert_int_equal(p->unresolved, 0);
+    assert_true(p->feature_map_bytes >= p->lower_bound_bytes);
+    return p;
+}
+
+static const gm_plan_symbol *sym(const gm_plan *p, const char *id)
+{
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (!strcmp(p->symbols[i].id, id)) return &p->symbols[i];
+    fail_msg("no symbol %s", id);
+    return NULL;
+}
+
+/* No other feature-map symbol touches y's addresses. */
+static void assert_alone(const gm_plan *p, const gm_plan_symbol *y)
+{
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const gm_plan_symbol *z = &p->symbols[i];
+        if (z == y || z->region != y->region) continue;
+        if (z->offset < y->offset + y->size && y->offset < z->offset + z->size)
+            fail_msg("%s shares memory with %s", z->id, y->id);
+    }
+}
+
+static void test_reuse_by_default(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    gm_plan *p = plan(m, NULL);
+    /* a [1,2], b [2,3], c [3,4]: two slots of 1024 bytes */
+    assert_int_equal(p->feature_map_bytes, 2048);
+    assert_int_equal(p->lower_bound_bytes, 2048);
+    assert_int_equal(sym(p, "a_out_0")->offset, sym(p, "c_out_0")->offset);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_no_reuse_mem_flag(void **state)
+{
+    (void)state;
+    gm_model *m = chain(",\"attrs\":{\"no_reuse_mem_flag\":true}");
+    gm_plan *p = plan(m, NULL);
+    assert_alone(p, sym(p, "a_out_0"));
+    assert_int_equal(p->feature_map_bytes, 3072);
+    /* the bound counts the flagged symbol as live throughout: still a bound for this plan */
+    assert_int_equal(p->lower_bound_bytes, 3072);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_op_no_reuse_mem(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.no_reuse_ops = "Gelu,Sigmoid"; /* by type: c */
+    gm_plan *p = plan(m, &o);
+    assert_alone(p, sym(p, "c_out_0"));
+    gm_plan_free(p);
+    o.no_reuse_ops = "a"; /* by name */
+    p = plan(m, &o);
+    assert_alone(p, sym(p, "a_out_0"));
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_disable_reuse_memory(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    assert_int_equal(gm_model_set_option(m, "ge.exec.disableReuseMemory", "1"), GM_OK);
+    gm_plan *p = plan(m, NULL);
+    assert_int_equal(p->feature_map_bytes, p->no_reuse_bytes);
+    assert_true(p->fallback[GM_MEM_HBM][GM_PLAN_R_FEATURE_MAP]);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+/* Two batch branches (labels b0, b1) whose tensors are live at the same positions of the
+ * order; they never run together, so they overlay. m joins them without a label. */
+static const char k_batches[] = HEAD
+    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+    "{\"name\":\"p0\",\"type\":\"Relu\",\"inputs\":[\"x:0\"],\"attrs\":{\"_batch_label\":\"b0\"}," F256 "},"
+    "{\"name\":\"q0\",\"type\":\"Relu\",\"inputs\":[\"p0:0\"],\"attrs\":{\"_batch_label\":\"b0\"}," F256 "},"
+    "{\"name\":\"p1\",\"type\":\"Relu\",\"inputs\":[\"x:0\"],\"attrs\":{\"_batch_label\":\"b1\"}," F256 "},"
+    "{\"name\":\"q1\",\"type\":\"Relu\",\"inputs\":[\"p1:0\"],\"attrs\":{\"_batch_label\":\"b1\"}," F256 "},"
+    "{\"name\":\"m\",\"type\":\"Add\",\"inputs\":[\"q0:0\",\"q1:0\"]," F256 "},"
+    "{\"name\":\"n\",\"type\":\"Relu\",\"inputs\":[\"m:0\"]," F256 "},"
+    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"n:0\"]}]}]}";
+
+static void test_batch_labels_overlay(void **state)
+{
+    (void)state;
+    gm_model *m = read_model(k_batches);
+    gm_plan *p = plan(m, NULL);
+    const gm_plan_symbol *q0 = sym(p, "q0_out_0"), *q1 = sym(p, "q1_out_0");
+    assert_string_equal(q0->batch_label, "b0");
+    assert_string_equal(q1->batch_label, "b1");
+    assert_null(sym(p, "m_out_0")->batch_label);
+    /* without labels q0, p1 and q1 are live together (3 slots); with them each batch needs 2
+     * and m, unlabelled, lives after both: 2 slots in all */
+    assert_int_equal(p->feature_map_bytes, 2048);
+    assert_int_equal(p->lower_bound_bytes, 2048);
+    assert_non_null(strstr(p->text, "\"batch_label\":\"b1\""));
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_witness_proves_the_bound(void **state)
+{
+    (void)state;
+    gm_model *m = read_model(k_batches);
+    gm_plan *p = plan(m, NULL);
+    int64_t sum = 0;
+    assert_true(p->n_witness > 0);
+    for (size_t i = 0; i < p->n_witness; i++) {
+        const gm_plan_symbol *a = &p->symbols[p->witness[i]];
+        sum += a->size;
+        /* pairwise: spans meet, and never two different batch labels */
+        for (size_t j = 0; j < i; j++) {
+            const gm_plan_symbol *b = &p->symbols[p->witness[j]];
+            assert_true(a->first <= b->last_use && b->first <= a->last_use);
+            if (a->batch_label && b->batch_label) assert_string_equal(a->batch_label, b->batch_label);
+        }
+    }
+    assert_int_equal(sum, p->lower_bound_bytes);
+    assert_non_null(strstr(p->text, "\"lower_bound_witness\""));
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_one_strategy_by_name(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.strategy = "best_fit";
+    gm_plan *p = plan(m, &o);
+    assert_int_equal(p->n_strategies, 1);
+    assert_string_equal(p->strategy, "best_fit");
+    gm_plan_free(p);
+    o.strategy = "no_such_packer";
+    gm_error err;
+    p = NULL;
+    assert_int_equal(gm_plan_build(m, &o, &p, &err), GM_ERR_USAGE);
+    assert_null(p);
+    assert_non_null(strstr(err.message, "no_such_packer"));
+    gm_model_free(m);
+}
+
+/* The plan text (times written as 0) is the same byte for byte on 1, 2 and 8 threads. */
+static void test_same_plan_any_threads(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"resnet18.onnx", "transformer_lm_train_step.graphmem.json"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/models/%s", GM_TEST_DATA_DIR, files[f]);
+        gm_model *m = NULL;
+        gm_error err;
+        if (gm_model_read_file(path, &m, &err) != GM_OK) fail_msg("%s", err.message);
+        gm_plan_options o;
+        gm_plan_options_init(&o);
+        o.reproducible = true;
+        o.threads = 1;
+        gm_plan *one = plan(m, &o);
+        static const unsigned counts[] = {2, 8};
+        for (size_t k = 0; k < 2; k++) {
+            o.threads = counts[k];
+            gm_plan *many = plan(m, &o);
+            assert_int_equal(one->text_len, many->text_len);
+            assert_memory_equal(one->text, many->text, one->text_len);
+            gm_plan_free(many);
+        }
+        gm_plan_free(one);
+        gm_model_free(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reuse_by_default),      cmocka_unit_test(test_no_reuse_mem_flag),
+        cmocka_unit_test(test_op_no_reuse_mem),       cmocka_unit_test(test_disable_reuse_memory),
+        cmocka_unit_test(test_batch_labels_overlay),  cmocka_unit_test(test_witness_proves_the_bound),
+        cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
