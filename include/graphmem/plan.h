@@ -144,12 +144,15 @@ typedef struct gm_plan_symbol {
     int64_t *streams;          /* distinct streams of its anchors' nodes, ascending */
     size_t n_streams;
     char *batch_label;         /* the producer's _batch_label; NULL for none */
+    int64_t real_size;         /* bytes before alignment (GE's strategies range by it) */
+    int64_t stream;            /* the producer's stream (the first writer's) */
+    bool no_reuse;             /* never shares (no_reuse_mem_flag, OP_NO_REUSE_MEM) */
 } gm_plan_symbol;
 
 #define GM_PLAN_MAX_STRATEGIES 16
 
 typedef struct gm_plan_strategy {
-    char name[32];
+    char name[48];
     int64_t bytes;             /* feature-map bytes this packer reached (all memory types) */
     double ms;
 } gm_plan_strategy;

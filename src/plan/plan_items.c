@@ -110,8 +110,9 @@ gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan
     memset(it, 0, sizeof *it);
     size_t ns = p->n_symbols ? p->n_symbols : 1;
     it->items = gm_malloc(ns * sizeof *it->items);
+    it->meta = gm_malloc(ns * sizeof *it->meta);
     it->idx = gm_malloc(ns * sizeof *it->idx);
-    if (!it->items || !it->idx || number_labels(it, p) != GM_OK) return GM_ERR_NOMEM;
+    if (!it->items || !it->meta || !it->idx || number_labels(it, p) != GM_OK) return GM_ERR_NOMEM;
     it->units = gm_malloc((size_t)GM_PLAN_R_DYNAMIC * GM_MEM_COUNT * (it->n_labels + 1) * sizeof *it->units);
     if (!it->units) return GM_ERR_NOMEM;
     return find_groups(it, m, p);
@@ -125,14 +126,17 @@ void gm_plan_items_free(gm_plan_items *it)
     gm_free(it->sym_label);
     gm_free(it->labels);
     gm_free(it->items);
+    gm_free(it->meta);
     gm_free(it->idx);
     gm_free(it->units);
     memset(it, 0, sizeof *it);
 }
 
-static void add_item(gm_plan_items *it, int64_t first, int64_t last, int64_t size, int64_t align, int32_t idx)
+static void add_item(gm_plan_items *it, int64_t first, int64_t last, int64_t size, int64_t align, int32_t idx,
+                     gm_pack_meta meta)
 {
     it->items[it->n_items] = (gm_dsa_buffer){(int64_t)it->n_items, first, last + 1, size, align, -1, NULL};
+    it->meta[it->n_items] = meta;
     it->idx[it->n_items++] = idx;
 }
 
@@ -148,7 +152,9 @@ static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
             y->offset = 0;
             continue;
         }
-        add_item(it, y->first, y->last, y->size, align, (int32_t)i);
+        gm_pack_meta meta = {y->real_size > 0 ? y->real_size : y->size, y->stream, (uint32_t)y->n_anchors,
+                             y->no_reuse, false};
+        add_item(it, y->first, y->last, y->size, align, (int32_t)i, meta);
     }
     for (size_t g = 0; g < it->n_groups; g++) {
         const gm_plan_group *c = &it->groups[g];
@@ -156,14 +162,18 @@ static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
         const gm_plan_symbol *y0 = &p->symbols[c->members[0]];
         if ((int)y0->region != r || (int)y0->mem_type != mt || it->sym_label[c->members[0]] != label) continue;
         int64_t first = INT64_MAX, last = -1, size = 0;
+        gm_pack_meta meta = {0, y0->stream, 0, false, true};
         for (size_t j = 0; j < c->n; j++) {
             const gm_plan_symbol *y = &p->symbols[c->members[j]];
             if (y->first < first) first = y->first;
             if (y->last > last) last = y->last;
             size += y->size;
+            meta.nodes += (uint32_t)y->n_anchors;
+            meta.no_reuse = meta.no_reuse || y->no_reuse;
         }
         if (size <= 0) size = align; /* members of zero size still need a base address */
-        add_item(it, first, last, size, align, -(int32_t)g - 1);
+        meta.real_size = size;
+        add_item(it, first, last, size, align, -(int32_t)g - 1, meta);
     }
 }
 

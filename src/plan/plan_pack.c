@@ -15,12 +15,18 @@
 #include <unistd.h>
 
 #include "plan/dsa_internal.h"
+#include "plan/ge_strategy.h"
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
 
-static const char *const k_names[GM_PACK_COUNT] = {"best_fit", "dsa_search"};
+static const char *const k_names[GM_PACK_GE_FIRST] = {"best_fit", "dsa_search"};
 
-const char *gm_pack_strategy_name(gm_pack_strategy s) { return (unsigned)s < GM_PACK_COUNT ? k_names[s] : "?"; }
+const char *gm_pack_strategy_name(gm_pack_strategy s)
+{
+    if ((unsigned)s < GM_PACK_GE_FIRST) return k_names[s];
+    if ((unsigned)s < GM_PACK_COUNT) return gm_ge_strategy_name((gm_ge_strategy)(s - GM_PACK_GE_FIRST));
+    return "?";
+}
 
 static double now_ms(void)
 {
@@ -48,6 +54,8 @@ static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pa
     if (u->n == 0) return 0;
     if (u->no_reuse) return stack(b, u->n);
     int64_t h = 0;
+    /* GE's strategies are measured on the feature map; elsewhere they pack as best fit does */
+    if (s >= GM_PACK_GE_FIRST) s = GM_PACK_BEST_FIT;
     switch (s) {
     case GM_PACK_BEST_FIT:
         if (gm_dsa_best_fit(b, u->n, &h, err) != GM_OK) return -1;
@@ -134,6 +142,47 @@ out:
     return h;
 }
 
+/* GE's strategy s on a feature-map region: its units [u0, u1) (the unlabelled one and its
+ * labels) go to GE's assigner together, which overlays the batch labels its own way
+ * (DynamicBatchMemAssigner). Every unit of the span gets the region's height. */
+static gm_status pack_ge(const gm_pack_job *job, gm_pack_strategy s, size_t u0, size_t u1, gm_dsa_buffer *b,
+                         int64_t *heights, gm_error *err)
+{
+    size_t first = job->units[u0].first, n = 0;
+    for (size_t u = u0; u < u1; u++) n += job->units[u].n;
+    int64_t h = 0;
+    if (job->units[u0].no_reuse) {
+        h = stack(b + first, n);
+    } else if (n) {
+        gm_ge_item *g = gm_malloc(n * sizeof *g);
+        if (!g) return gm_error_set(err, GM_ERR_NOMEM, "out of memory packing");
+        for (size_t u = u0; u < u1; u++)
+            for (size_t j = job->units[u].first; j < job->units[u].first + job->units[u].n; j++) {
+                const gm_pack_meta *mt = &job->meta[j];
+                g[j - first] = (gm_ge_item){b[j].lower, b[j].upper, mt->real_size, mt->stream,
+                                            (int32_t)job->units[u].label - 1, mt->nodes, mt->no_reuse,
+                                            mt->no_reuse, mt->continuous, -1};
+            }
+        gm_status st = gm_ge_assign(g, n, (gm_ge_strategy)(s - GM_PACK_GE_FIRST), b[first].align,
+                                    job->memory_priority, &h, err);
+        for (size_t j = 0; j < n && st == GM_OK; j++) b[first + j].offset = g[j].offset;
+        gm_free(g);
+        if (st != GM_OK) return st;
+    }
+    for (size_t u = u0; u < u1; u++) heights[u] = h;
+    return GM_OK;
+}
+
+/* The end of the span of units sharing unit u0's region and memory type. */
+static size_t span_end(const gm_pack_job *job, size_t u0)
+{
+    size_t u = u0 + 1;
+    while (u < job->n_units && job->units[u].region == job->units[u0].region &&
+           job->units[u].mem_type == job->units[u0].mem_type)
+        u++;
+    return u;
+}
+
 static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *r)
 {
     double t0 = now_ms();
@@ -151,6 +200,12 @@ static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *
     for (size_t i = 0; i < job->n_units && r->st == GM_OK; i++) {
         const gm_pack_unit *u = &job->units[i];
         int64_t h;
+        if (s >= GM_PACK_GE_FIRST && u->region == GM_PLAN_R_FEATURE_MAP) {
+            size_t end = span_end(job, i);
+            r->st = pack_ge(job, s, i, end, b, r->heights, &r->err);
+            i = end - 1;
+            continue;
+        }
         if (u->label == 0) {
             h = pack_unit(job, s, u, b + u->first, &r->err);
             base_u = u, base_h = h;
@@ -185,7 +240,7 @@ static void *work(void *arg)
 bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out)
 {
     for (int s = 0; s < GM_PACK_COUNT; s++)
-        if (!strcmp(name, k_names[s])) return *out = (gm_pack_strategy)s, true;
+        if (!strcmp(name, gm_pack_strategy_name((gm_pack_strategy)s))) return *out = (gm_pack_strategy)s, true;
     return false;
 }
 

@@ -134,6 +134,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         else if (b > size) size = b;
         bool root = gm_graph_is_root(gm_node_graph(x.node));
         if (x.out) {
+            if (!mt_set) y->stream = gm_node_stream(x.node);
             /* the producer's desc says where the tensor lives; the first output found decides */
             if (!mt_set) mt = gm_desc_mem_type(gm_node_output_desc(x.node, x.index)), mt_set = true;
             no_reuse = no_reuse || never_reused(x.node, no_reuse_ops);
@@ -164,6 +165,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
      * taken on [first, last], the accesses themselves */
     gm_hb_span sp = gm_hb_life_span(life);
     y->first = sp.first, y->last = sp.release, y->last_use = sp.last, y->mem_type = mt;
+    y->real_size = size, y->no_reuse = no_reuse;
     if (no_reuse && !fixed) {
         /* GE gives such a tensor a block nobody else takes, before or after: here it is live
          * the whole run, which keeps every other symbol off its memory (and the bound counts it) */
@@ -258,11 +260,20 @@ static gm_status unknown_strategy(const char *name, gm_error *err)
 
 /* Runs every strategy on the items as they stand and applies the winner's offsets. The first
  * run's figures are the ones reported: repairs re-pack with lengthened lifetimes. */
-static gm_status pack(gm_plan *p, gm_plan_items *it, const gm_plan_options *o, bool first, gm_error *err)
+static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm_plan_options *o, bool first,
+                      gm_error *err)
 {
     gm_plan_items_build(it, p);
-    gm_pack_job job = {it->items,         it->n_items,           it->units, it->n_units,
-                       o->search_budget_s, o->search_node_limit, -1};
+    const char *policy = gm_model_option(m, "ge.exec.memoryOptimizationPolicy");
+    gm_pack_job job = {.items = it->items,
+                       .meta = it->meta,
+                       .n_items = it->n_items,
+                       .units = it->units,
+                       .n_units = it->n_units,
+                       .search_budget_s = o->search_budget_s,
+                       .search_node_limit = o->search_node_limit,
+                       .only = -1,
+                       .memory_priority = policy && !strcmp(policy, "MemoryPriority")};
     gm_pack_strategy only;
     if (o->strategy && strcmp(o->strategy, "auto")) {
         if (!gm_pack_strategy_from_name(o->strategy, &only)) return unknown_strategy(o->strategy, err);
@@ -350,7 +361,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
         goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
-    if ((st = pack(p, &it, o, true, err)) != GM_OK) goto fail;
+    if ((st = pack(m, p, &it, o, true, err)) != GM_OK) goto fail;
     p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
 
     bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT];
@@ -380,7 +391,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
             p->repaired_pairs += merged;
         }
         double t_repack = now_ms();
-        st = pack(p, &it, o, false, err);
+        st = pack(m, p, &it, o, false, err);
         p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
         if (st != GM_OK) goto fail;
     }

@@ -18,8 +18,18 @@ gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_
 typedef enum gm_pack_strategy {
     GM_PACK_BEST_FIT = 0, /* size-descending best fit */
     GM_PACK_DSA_SEARCH,   /* best fit over several orders + branch and bound (dsa.h) */
-    GM_PACK_COUNT
+    GM_PACK_GE_FIRST,     /* GE's six strategies (ge_strategy.h), in gm_ge_strategy's order */
+    GM_PACK_COUNT = GM_PACK_GE_FIRST + 6
 } gm_pack_strategy;
+
+/* What GE's strategies know of an item besides its lifetime and size. */
+typedef struct gm_pack_meta {
+    int64_t real_size; /* bytes before alignment */
+    int64_t stream;    /* the producer's */
+    uint32_t nodes;    /* anchors served */
+    bool no_reuse;     /* never shares */
+    bool continuous;   /* a continuous group */
+} gm_pack_meta;
 
 const char *gm_pack_strategy_name(gm_pack_strategy s);
 bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out);
@@ -36,12 +46,14 @@ typedef struct gm_pack_unit {
 
 typedef struct gm_pack_job {
     const gm_dsa_buffer *items; /* read-only: strategies pack copies */
+    const gm_pack_meta *meta;   /* per item */
     size_t n_items;
     const gm_pack_unit *units;
     size_t n_units;
     double search_budget_s;
     uint64_t search_node_limit;
     int only;                   /* run this strategy alone; -1: all */
+    bool memory_priority;       /* ge.exec.memoryOptimizationPolicy=MemoryPriority */
 } gm_pack_job;
 
 typedef struct gm_pack_result {
@@ -79,6 +91,7 @@ typedef struct gm_plan_items {
     char **labels;        /* label number - 1 -> text (borrowed from the symbols) */
     size_t n_labels;
     gm_dsa_buffer *items; /* the job's items */
+    gm_pack_meta *meta;   /* parallel to items */
     int32_t *idx;         /* item -> symbol, or -(group + 1) */
     size_t n_items;
     gm_pack_unit *units;
