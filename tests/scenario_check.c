@@ -694,8 +694,10 @@ static void scn_expect_skip_rw(scn_ctx *c, const gm_model *m, const cJSON *list)
     }
 }
 
-/* The planned symbol holding output "n:k" (its region, offset and size), or NULL. */
-static const gm_plan_symbol *scn_plan_output(const gm_plan *p, const char *ref)
+/* The planned symbol holding output "n:k", or NULL; *addr / *end: where the output starts and
+ * ends — a view inside its symbol (a no-padding member) at its own offset for its real size,
+ * otherwise the symbol's reserved, aligned extent. */
+static const gm_plan_symbol *scn_plan_output(const gm_plan *p, const char *ref, int64_t *addr, int64_t *end)
 {
     char name[512];
     long k;
@@ -704,14 +706,17 @@ static const gm_plan_symbol *scn_plan_output(const gm_plan *p, const char *ref)
         const gm_plan_symbol *y = &p->symbols[i];
         for (size_t a = 0; a < y->n_anchors; a++) {
             const gm_plan_anchor *x = &y->anchors[a];
-            if (x->out && (long)x->index == k && !strcmp(gm_node_name(x->node), name)) return y;
+            if (!x->out || (long)x->index != k || strcmp(gm_node_name(x->node), name)) continue;
+            *addr = y->offset + (x->offset >= 0 ? x->offset : 0);
+            *end = x->offset >= 0 ? *addr + gm_desc_size(gm_node_output_desc(x->node, x->index)) : y->offset + y->size;
+            return y;
         }
     }
     return NULL;
 }
 
 /* same_offset [["a:0","b:0"]]: one address; follows [["b:0","a:0"]]: b starts where a ends
- * (the plan's reserved, aligned size). The model is planned as `graphmem plan` would. */
+ * (see scn_plan_output). The model is planned as `graphmem plan` would. */
 static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e, bool follows)
 {
     gm_plan *p = NULL;
@@ -723,19 +728,20 @@ static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e,
     }
     for (const cJSON *pr = e->child; pr; pr = pr->next) {
         const char *ra = pr->child->valuestring, *rb = pr->child->next->valuestring;
-        const gm_plan_symbol *a = scn_plan_output(p, ra), *b = scn_plan_output(p, rb);
+        int64_t a_at = 0, a_end = 0, b_at = 0, b_end = 0;
+        const gm_plan_symbol *a = scn_plan_output(p, ra, &a_at, &a_end), *b = scn_plan_output(p, rb, &b_at, &b_end);
         if (!a || !b) {
             scn_fail(c, "expect.%s [%s, %s]: %s has no planned symbol", follows ? "follows" : "same_offset", ra, rb,
                      a ? rb : ra);
             continue;
         }
         bool same_region = a->region == b->region && a->mem_type == b->mem_type;
-        if (!follows && !(same_region && a->offset == b->offset))
-            scn_fail(c, "expect.same_offset [%s, %s]: offsets %lld and %lld (%s, %s)", ra, rb, (long long)a->offset,
-                     (long long)b->offset, gm_plan_region_name(a->region), gm_plan_region_name(b->region));
-        if (follows && !(same_region && a->offset == b->offset + b->size))
-            scn_fail(c, "expect.follows [%s, %s]: %s is at %lld, %s ends at %lld", ra, rb, ra, (long long)a->offset, rb,
-                     (long long)(b->offset + b->size));
+        if (!follows && !(same_region && a_at == b_at))
+            scn_fail(c, "expect.same_offset [%s, %s]: offsets %lld and %lld (%s, %s)", ra, rb, (long long)a_at,
+                     (long long)b_at, gm_plan_region_name(a->region), gm_plan_region_name(b->region));
+        if (follows && !(same_region && a_at == b_end))
+            scn_fail(c, "expect.follows [%s, %s]: %s is at %lld, %s ends at %lld", ra, rb, ra, (long long)a_at, rb,
+                     (long long)b_end);
     }
     gm_plan_free(p);
 }

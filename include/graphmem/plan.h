@@ -124,9 +124,8 @@ typedef struct gm_plan_anchor {
     const gm_node *node;
     uint32_t index;
     bool out;
-    int64_t offset;            /* where this anchor addresses its symbol when that is not the
-                                  symbol's start (a no-padding continuous member); -1: the
-                                  symbol's offset */
+    int64_t offset;            /* bytes from its symbol's start where this anchor addresses it
+                                  (a no-padding continuous member); -1: at the start */
 } gm_plan_anchor;
 
 typedef struct gm_plan_symbol {

@@ -85,7 +85,9 @@ void gm_jw_close(gm_jw *w, char c)
 {
     if (w->st != GM_OK) return;
     uint32_t had = w->count[--w->depth];
-    if (had) gm_jw_newline(w);
+    /* a container written on one line closes on that line */
+    bool inline_ = w->wrap_depth && w->depth + 1 > w->wrap_depth;
+    if (had && !inline_) gm_jw_newline(w);
     gm_jw_put(w, &c, 1);
 }
 

@@ -14,6 +14,7 @@
  * symbols and L's together (every plan must fit those side by side).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
@@ -67,12 +68,44 @@ static bool live_at(const gm_plan *p, size_t i, const scope *sc, int64_t t)
     return t >= 0 && counted(y, i, sc) && y->first <= t && t <= y->last_use;
 }
 
-gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_labels)
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Batch labels numbered 1.. in sorted order, 0 for none; *n the count. NULL on no memory. */
+static uint32_t *number_labels(const gm_plan *p, size_t *n)
+{
+    size_t ns = p->n_symbols ? p->n_symbols : 1, k = 0;
+    uint32_t *num = gm_calloc(ns, sizeof *num);
+    char **l = gm_malloc(ns * sizeof *l);
+    if (!num || !l) {
+        gm_free(num), gm_free(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (p->symbols[i].batch_label) l[k++] = p->symbols[i].batch_label;
+    qsort(l, k, sizeof *l, cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || strcmp(l[u - 1], l[i])) l[u++] = l[i];
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const char *b = p->symbols[i].batch_label;
+        if (b) num[i] = (uint32_t)((char **)bsearch(&b, l, u, sizeof *l, cmp_str) - l) + 1;
+    }
+    gm_free(l);
+    *n = u;
+    return num;
+}
+
+gm_status gm_plan_compute_bound(gm_plan *p)
 {
     gm_free(p->witness);
     p->witness = NULL, p->n_witness = 0, p->lower_bound_bytes = 0;
+    size_t n_labels = 0;
+    uint32_t *sym_label = number_labels(p, &n_labels);
     point *pts = gm_malloc((2 * p->n_symbols + 1) * sizeof *pts);
-    if (!pts) return GM_ERR_NOMEM;
+    if (!pts || !sym_label) {
+        gm_free(pts), gm_free(sym_label);
+        return GM_ERR_NOMEM;
+    }
     scope best[GM_MEM_COUNT];
     int64_t peak[GM_MEM_COUNT];
     size_t total = 0;
@@ -90,9 +123,10 @@ gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_
     }
     gm_free(pts);
     p->witness = gm_malloc((total ? total : 1) * sizeof *p->witness);
-    if (!p->witness) return GM_ERR_NOMEM;
-    for (int mt = 0; mt < GM_MEM_COUNT; mt++)
-        for (size_t i = 0; i < p->n_symbols; i++)
-            if (live_at(p, i, &best[mt], peak[mt])) p->witness[p->n_witness++] = i;
-    return GM_OK;
+    if (p->witness)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++)
+            for (size_t i = 0; i < p->n_symbols; i++)
+                if (live_at(p, i, &best[mt], peak[mt])) p->witness[p->n_witness++] = i;
+    gm_free(sym_label);
+    return p->witness ? GM_OK : GM_ERR_NOMEM;
 }

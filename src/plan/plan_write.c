@@ -86,7 +86,8 @@ static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
         gm_jw_open(w, '{');
         gm_jw_kv_str(w, "node", gm_node_name(a->node));
         gm_jw_kv_int(w, a->out ? "out" : "in", a->index);
-        if (a->offset >= 0) gm_jw_kv_int(w, "offset", a->offset);
+        /* a view inside the symbol (a no-padding member) says where: an absolute offset */
+        if (a->offset >= 0 && y->region != GM_PLAN_R_DYNAMIC) gm_jw_kv_int(w, "offset", y->offset + a->offset);
         gm_jw_close(w, '}');
     }
     gm_jw_close(w, ']');

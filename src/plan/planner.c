@@ -331,6 +331,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     gm_strmap by_id = {0};
     gm_plan_items it;
     memset(&it, 0, sizeof it);
+    int32_t *remap = NULL;
     if (!p) goto nomem;
     if ((st = gm_hb_build(m, &hb, err)) != GM_OK) goto fail;
     if (gm_hb_life_new(hb, &life) != GM_OK) goto nomem;
@@ -347,7 +348,6 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     for (size_t i = 0; i < ns; i++) {
         p->n_symbols = i + 1;
         if (describe_symbol(m, s, gm_symbols_at(s, i), life, o->align, o->no_reuse_ops, &p->symbols[i]) != GM_OK) goto nomem;
-        if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
     }
     gm_symbols_free(s);
     s = NULL;
@@ -355,10 +355,20 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     gm_hb_free(hb);
     life = NULL, hb = NULL;
 
-    /* the bound is taken on the accesses, before any release or repair lengthens a lifetime:
-     * it must hold for every valid plan, not just this one */
-    if (gm_plan_items_init(&it, m, p) != GM_OK || gm_plan_compute_bound(p, it.sym_label, it.n_labels) != GM_OK)
-        goto nomem;
+    /* the bound is taken on the accesses, before any release, join or repair lengthens a
+     * lifetime: it must hold for every valid plan, not just this one */
+    if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, &remap) != GM_OK) goto nomem;
+    /* the witness names the symbols that now hold its tensors */
+    size_t nw = 0;
+    for (size_t i = 0; i < p->n_witness; i++) {
+        size_t w = (size_t)remap[p->witness[i]], j = 0;
+        while (j < nw && p->witness[j] != w) j++;
+        if (j == nw) p->witness[nw++] = w;
+    }
+    p->n_witness = nw;
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
+    if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
     if ((st = pack(m, p, &it, o, true, err)) != GM_OK) goto fail;
@@ -398,6 +408,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     summarize(p);
     gm_strmap_free(&by_id);
     gm_plan_items_free(&it);
+    gm_free(remap);
     *out = p;
     return GM_OK;
 
@@ -409,6 +420,7 @@ fail:
     gm_hb_free(hb);
     gm_strmap_free(&by_id);
     gm_plan_items_free(&it);
+    gm_free(remap);
     gm_plan_free(p);
     return st;
 }

@@ -9,9 +9,13 @@
 #include "graphmem/plan.h"
 
 /* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use],
- * batch labels overlaid (sym_label: 0 none, else 1..n_labels) (plan_bound.c). GM_ERR_NOMEM on
- * allocation failure. */
-gm_status gm_plan_compute_bound(gm_plan *p, const uint32_t *sym_label, size_t n_labels);
+ * batch labels overlaid (plan_bound.c). GM_ERR_NOMEM on allocation failure. */
+gm_status gm_plan_compute_bound(gm_plan *p);
+
+/* Makes the members of every no-padding continuous group views of one symbol (plan_nopad.c):
+ * joined symbols are removed, their anchors carry offsets. *remap (gm_free it) maps each old
+ * symbol index to its new one. */
+gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap);
 
 /* ---- strategies side by side (plan_pack.c) ---- */
 
