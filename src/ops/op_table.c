@@ -144,6 +144,30 @@ bool gm_node_is(const gm_node *n, gm_op_flag flag)
 
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n) { return n->op->ctrl; }
 
+static const gm_node *clean_before(const gm_node *n)
+{
+    for (uint32_t i = 0; i < n->ctrl_in.n; i++)
+        if (gm_node_is(n->ctrl_in.v[i], GM_OP_ATOMIC_CLEAN)) return n->ctrl_in.v[i];
+    return NULL;
+}
+
+static bool lists(const gm_node *n, const char *name, int64_t v)
+{
+    const gm_attr *a = gm_attr_find(n->attrs, name);
+    if (a && a->kind == GM_ATTR_INT) return a->u.i == v;
+    for (size_t i = 0; a && a->kind == GM_ATTR_LIST_INT && i < a->u.li.n; i++)
+        if (a->u.li.v[i] == v) return true;
+    return false;
+}
+
+const gm_node *gm_anchor_clean_node(const gm_node *n, bool out, uint32_t index)
+{
+    if (out) return lists(n, "atomic_output_index", index) ? clean_before(n) : NULL;
+    if (!gm_node_is(n, GM_OP_HCCL_ATOMIC) || index >= n->n_in || !n->in[index].src) return NULL;
+    const gm_node *c = clean_before(n->in[index].src);
+    return c ? c : clean_before(n);
+}
+
 const char *gm_ctrl_kind_name(gm_ctrl_kind k)
 {
     static const char *const names[] = {"none", "if", "case", "while", "partitioned_call"};

@@ -71,6 +71,12 @@ const gm_op_info *gm_op_lookup(const char *type);
  * `_input_mutable`) read the node attribute first, then the table. */
 bool gm_node_is(const gm_node *n, gm_op_flag flag);
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
+/* The atomic-clean node (AtomicAddrClean / MemSet, a control input of n) that zeroes the memory
+ * anchor (n, out, index) lives in before n accumulates into it, or NULL: an output listed in
+ * n's atomic_output_index, or an input of a reducing collective (GM_OP_HCCL_ATOMIC), whose
+ * clean node precedes the input's producer (reference §3.5). The zeroing is a write: the
+ * planner and the verifier count the clean node among the memory's accesses. */
+const gm_node *gm_anchor_clean_node(const gm_node *n, bool out, uint32_t index);
 const char *gm_ctrl_kind_name(gm_ctrl_kind k);
 
 /* The table itself, sorted by type (for tests and `graphmem help ops`). */

@@ -155,6 +155,10 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
             continue;
         }
         if (gm_hb_life_add(life, x.node) != GM_OK) return GM_ERR_NOMEM;
+        /* memory an atomic op accumulates into is zeroed earlier by its clean node: from then
+         * on it is in use */
+        const gm_node *clean = gm_anchor_clean_node(x.node, x.out, x.index);
+        if (clean && gm_hb_life_add(life, clean) != GM_OK) return GM_ERR_NOMEM;
     }
     qsort(y->streams, y->n_streams, sizeof *y->streams, cmp_i64);
     size_t k = 0;

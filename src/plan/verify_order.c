@@ -16,7 +16,7 @@
  * streams and nodes would want gm_reach's pruned search instead — not done here.)
  *
  * Accesses. A symbol is accessed at the events of its anchors' nodes (both events of a node
- * with subgraphs); root Data outputs at START (before everything), Const/Variable/root RefData
+ * with subgraphs) and of the atomic-clean node that zeroes an atomic anchor's memory; root Data outputs at START (before everything), Const/Variable/root RefData
  * outputs at START and END, root NetOutput inputs at END. A symbol with an access inside a
  * While (cond or body, any depth) and one outside it is also accessed at that While's enter
  * and exit: it lives through every iteration.
@@ -320,6 +320,9 @@ static gm_status build_accesses(gm_vfy *c)
             st = push_acc(c, c->ev_enter[n->topo_id]);
             if (st == GM_OK && c->ev_exit[n->topo_id] != c->ev_enter[n->topo_id])
                 st = push_acc(c, c->ev_exit[n->topo_id]);
+            /* an atomic op's memory is zeroed first by its clean node: a write, so an access */
+            const gm_node *clean = gm_anchor_clean_node(n, a->out, a->index);
+            if (clean && st == GM_OK) st = push_acc(c, c->ev_enter[clean->topo_id]);
             for (const gm_graph *g = n->graph; g->parent && st == GM_OK; g = g->parent->graph) {
                 const gm_node *w = g->parent;
                 if (gm_node_ctrl_kind(w) != GM_CTRL_WHILE) continue;
