@@ -274,6 +274,32 @@ static void test_atomic_output_lives_from_its_clean(void **state)
     gm_model_free(m);
 }
 
+static void test_ge_padded_sizes(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.ge_padded_sizes = true;
+    gm_plan *p = plan(m, &o);
+    /* 1024 bytes -> 1024 + 32 -> two 512-byte blocks */
+    assert_int_equal(sym(p, "a_out_0")->real_size, 1056);
+    assert_int_equal(sym(p, "a_out_0")->size, 1536);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
+static void test_fixed_address_output(void **state)
+{
+    (void)state;
+    gm_model *m = chain(",\"attrs\":{\"_alloc_fixed_addr\":\"y\",\"_alloc_fixed_addr_index\":0}");
+    gm_plan *p = plan(m, NULL);
+    assert_int_equal(sym(p, "a_out_0")->region, GM_PLAN_R_FIXED);
+    assert_int_equal(sym(p, "b_out_0")->region, GM_PLAN_R_FEATURE_MAP);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,7 +307,8 @@ int main(void)
         cmocka_unit_test(test_op_no_reuse_mem),       cmocka_unit_test(test_disable_reuse_memory),
         cmocka_unit_test(test_batch_labels_overlay),  cmocka_unit_test(test_witness_proves_the_bound),
         cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
-        cmocka_unit_test(test_atomic_output_lives_from_its_clean),
+        cmocka_unit_test(test_atomic_output_lives_from_its_clean), cmocka_unit_test(test_ge_padded_sizes),
+        cmocka_unit_test(test_fixed_address_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,8 @@ typedef struct gm_plan_options {
     unsigned threads;           /* strategies run side by side on this many threads; 0: as many
                                    as cores. The plan is the same whatever the number */
     const char *strategy;       /* one strategy by name; NULL or "auto": all, smallest wins */
+    bool ge_padded_sizes;       /* size a tensor without an explicit size as GE's op compile
+                                   usually does: ceil(bytes / 32) x 32 + 32 */
     const char *no_reuse_ops;   /* comma list of op names or types whose outputs are never reused
                                    (GE's OP_NO_REUSE_MEM environment variable); NULL: none.
                                    Nodes with no_reuse_mem_flag=true are never reused either, and
@@ -112,7 +114,8 @@ void gm_plan_options_init(gm_plan_options *o);
 typedef enum gm_plan_region_kind {
     GM_PLAN_R_FEATURE_MAP = 0, /* reused memory, one per memory type */
     GM_PLAN_R_ZERO_COPY,       /* user inputs and outputs */
-    GM_PLAN_R_FIXED,           /* Const, Variable, root RefData: never reused */
+    GM_PLAN_R_FIXED,           /* Const, Variable, root RefData, _alloc_fixed_addr outputs: never
+                                  reused */
     GM_PLAN_R_DYNAMIC,         /* unknown size: no offset */
     GM_PLAN_R_COUNT
 } gm_plan_region_kind;

@@ -26,6 +26,7 @@ typedef struct gm_cli_opts {
     int verbosity; /* -1 quiet, 0 normal, 1 verbose */
     bool json, strict, help;
     bool reproducible;    /* plan: strategy times written as 0 */
+    bool ge_sizes;        /* plan: GE's padded tensor sizes */
     gm_cli_kv options[64];
     int n_options;
     const char *dims[65]; /* --dim NAME=VALUE for ONNX symbolic dims, NULL-terminated */

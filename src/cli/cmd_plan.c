@@ -218,6 +218,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     po.threads = (unsigned)o->threads;
     po.strategy = o->strategy;
     po.no_reuse_ops = getenv("OP_NO_REUSE_MEM"); /* GE reads the same variable */
+    po.ge_padded_sizes = o->ge_sizes;
     gm_plan *p = NULL;
     gm_status st = gm_plan_build(m, &po, &p, err);
     if (st != GM_OK) return gm_cli_fail(err);

@@ -45,7 +45,8 @@ static const char k_plan_options[] =
     "                        -o writes the offsets as CSV\n"
     "  --budget SECONDS      the packer's search time (default 10)\n"
     "  --strict              lint warnings make the exit status 1\n"
-    "  --reproducible        write strategy times as 0, so a plan file is the same run to run\n";
+    "  --reproducible        write strategy times as 0, so a plan file is the same run to run\n"
+    "  --ge-sizes            size tensors without an explicit size as GE does: 32-byte granules + 32\n";
 
 void gm_cli_usage(const char *cmd)
 {

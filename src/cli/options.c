@@ -88,6 +88,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
         else if (strcmp(arg, "--json") == 0) o->json = true;
         else if (strcmp(arg, "--strict") == 0) o->strict = true;
         else if (strcmp(arg, "--reproducible") == 0) o->reproducible = true;
+        else if (strcmp(arg, "--ge-sizes") == 0) o->ge_sizes = true;
         else return gm_error_set(err, GM_ERR_USAGE, "%s: unknown option '%s' (see graphmem %s --help)", o->cmd, arg, o->cmd);
         return GM_OK;
     }

@@ -37,6 +37,7 @@ void gm_plan_options_init(gm_plan_options *o)
     o->threads = 0;
     o->strategy = NULL;
     o->no_reuse_ops = NULL;
+    o->ge_padded_sizes = false;
 }
 
 int64_t gm_plan_region_align(const gm_plan *p, gm_plan_region_kind r)
@@ -76,14 +77,32 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Bytes an anchor addresses: an output its desc, an input its producer's output (the tensor
  * it reads), an unconnected input its own desc — the same rule the verifier sizes by. */
-static int64_t anchor_bytes(const gm_node *n, bool out, uint32_t i)
+static const gm_tensor_desc *anchor_desc(const gm_node *n, bool out, uint32_t i)
 {
-    if (out) return gm_desc_size(gm_node_output_desc(n, i));
+    if (out) return gm_node_output_desc(n, i);
     int32_t src_index = 0;
     const gm_node *src = gm_node_input(n, i, &src_index);
-    if (src) return gm_desc_size(gm_node_output_desc(src, (size_t)src_index));
-    const gm_tensor_desc *d = gm_node_input_desc(n, i);
-    return d ? gm_desc_size(d) : 0;
+    if (src) return gm_node_output_desc(src, (size_t)src_index);
+    return gm_node_input_desc(n, i);
+}
+
+/* GE's usual tensor size when op compile gives none (reference §5.1): 32-byte granules plus
+ * 32 bytes of padding. */
+static int64_t ge_padded(int64_t bytes) { return bytes <= 0 ? bytes : (bytes + 31) / 32 * 32 + 32; }
+
+static int64_t anchor_bytes(const gm_node *n, bool out, uint32_t i, bool padded)
+{
+    const gm_tensor_desc *d = anchor_desc(n, out, i);
+    if (!d) return 0;
+    int64_t b = gm_desc_size(d);
+    return padded && !gm_desc_size_given(d) ? ge_padded(b) : b;
+}
+
+/* GE's fixed-address outputs (MarkSameAddrPass): read by an op that cannot refresh addresses. */
+static bool fixed_address(const gm_node *n, uint32_t k)
+{
+    const gm_attr *list = gm_node_attr_list(n);
+    return gm_attrs_get_string(list, "_alloc_fixed_addr") && gm_attrs_get_int(list, "_alloc_fixed_addr_index", -1) == k;
 }
 
 /* Is `name` an entry of the comma list `list`? */
@@ -110,7 +129,7 @@ static bool never_reused(const gm_node *n, const char *no_reuse_ops)
 /* Builds one planned symbol from symbol table entry `sym`: anchors, size, region, memory
  * type, lifetime and streams. */
 static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t sym, gm_hb_life *life,
-                                 int64_t align, const char *no_reuse_ops, gm_plan_symbol *y)
+                                 const gm_plan_options *o, gm_plan_symbol *y)
 {
     char name[512];
     y->id = gm_strdup(gm_symbol_name(s, sym, name, sizeof name));
@@ -129,7 +148,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         gm_anchor x = gm_symbols_anchor(s, a);
         y->anchors[y->n_anchors++] = (gm_plan_anchor){x.node, x.index, x.out, -1};
         y->streams[y->n_streams++] = gm_node_stream(x.node);
-        int64_t b = anchor_bytes(x.node, x.out, x.index);
+        int64_t b = anchor_bytes(x.node, x.out, x.index, o->ge_padded_sizes);
         if (b < 0) dynamic = true;
         else if (b > size) size = b;
         bool root = gm_graph_is_root(gm_node_graph(x.node));
@@ -137,11 +156,12 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
             if (!mt_set) y->stream = gm_node_stream(x.node);
             /* the producer's desc says where the tensor lives; the first output found decides */
             if (!mt_set) mt = gm_desc_mem_type(gm_node_output_desc(x.node, x.index)), mt_set = true;
-            no_reuse = no_reuse || never_reused(x.node, no_reuse_ops);
+            no_reuse = no_reuse || never_reused(x.node, o->no_reuse_ops);
             /* a multi-batch branch's tensors carry its label (DynamicBatchMemAssigner) */
             const char *label = gm_attrs_get_string(gm_node_attr_list(x.node), "_batch_label");
             if (label && *label && !y->batch_label && !(y->batch_label = gm_strdup(label))) return GM_ERR_NOMEM;
             if (gm_node_is(x.node, GM_OP_CONST) || gm_node_is(x.node, GM_OP_VARIABLE)) fixed = true;
+            if (fixed_address(x.node, x.index)) fixed = true;
             /* root RefData is a user-bound variable: it lives the whole run, never reused */
             if (root && gm_node_is(x.node, GM_OP_DATA) && gm_node_is(x.node, GM_OP_VAR_LIKE)) fixed = true;
             if (root && gm_node_is(x.node, GM_OP_DATA) && !gm_node_is(x.node, GM_OP_VAR_LIKE)) {
@@ -184,7 +204,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         y->region = zero_copy ? GM_PLAN_R_ZERO_COPY : GM_PLAN_R_FEATURE_MAP;
     }
     if (y->region == GM_PLAN_R_DYNAMIC) y->offset = -1, y->size = -1;
-    else y->offset = 0, y->size = align_up(size, y->region == GM_PLAN_R_ZERO_COPY ? GM_PLAN_ZERO_COPY_ALIGN : align);
+    else y->offset = 0, y->size = align_up(size, y->region == GM_PLAN_R_ZERO_COPY ? GM_PLAN_ZERO_COPY_ALIGN : o->align);
     return GM_OK;
 }
 
@@ -351,7 +371,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if (!p->symbols || gm_strmap_reserve(&by_id, ns)) goto nomem;
     for (size_t i = 0; i < ns; i++) {
         p->n_symbols = i + 1;
-        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o->align, o->no_reuse_ops, &p->symbols[i]) != GM_OK) goto nomem;
+        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o, &p->symbols[i]) != GM_OK) goto nomem;
     }
     gm_symbols_free(s);
     s = NULL;
