@@ -3,7 +3,8 @@
 #   make        build everything into build/ (the command is build/graphmem)
 #   make run    build and run `graphmem plan` on the embedded example
 #   make test   build with ASan + UBSan into build/asan and run every test (CTest)
-#   make bench  build and run the load benchmark (see BENCHMARKS.md)
+#   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan)
+#   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev
@@ -12,7 +13,7 @@ ASAN     := build/asan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run test deps bench clean
+.PHONY: all run test deps bench clean fuzz fuzz-deps
 
 all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -29,6 +30,7 @@ test: deps
 bench: all
 	./bench/run_load_bench.sh $(BUILD)
 	./bench/run_passes_bench.sh $(BUILD)
+	./bench/run_plan_bench.sh $(BUILD)
 
 # Installs the Debian packages the build needs when one is missing: with apt-get as root,
 # otherwise prints the exact command and stops.
@@ -45,6 +47,21 @@ deps:
 	    exit 1; \
 	  fi; \
 	fi
+
+# libFuzzer needs clang (the runtime comes with Debian's clang package); kept out of `deps`,
+# which the ordinary build needs alone. Seconds per target; FUZZ_SECONDS=10 is the smoke run.
+FUZZ_SECONDS ?= 60
+fuzz: deps fuzz-deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
+
+fuzz-deps:
+	@command -v clang >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing: clang"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null || exit 1; \
+	  else \
+	    echo "clang is missing; run as root:"; echo "  apt-get update && apt-get install -y clang"; exit 1; \
+	  fi; }
 
 clean:
 	rm -rf $(BUILD)

@@ -163,8 +163,10 @@ static gm_status order_nodes(rd *r, gm_onnx_rgraph *rg, const placed *pl, size_t
             }
         }
     }
-    /* The new list is the given order: positions and the topological tie-break keys follow it. */
-    memcpy(v->v, order, v->n * sizeof *order);
+    /* The new list is the given order: positions and the topological tie-break keys follow it.
+     * A graph without nodes has no array (v->v NULL), and memcpy from/to NULL is undefined even
+     * for 0 bytes (found by fuzz/fuzz_onnx.c). */
+    if (v->n) memcpy(v->v, order, v->n * sizeof *order);
     for (uint32_t i = 0; i < v->n; i++) {
         v->v[i]->given_pos = i;
         v->v[i]->order_key = (int64_t)i * GM_ORDER_KEY_GAP;
