@@ -70,8 +70,7 @@ static bool live_at(const gm_plan *p, size_t i, const scope *sc, int64_t t)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Batch labels numbered 1.. in sorted order, 0 for none; *n the count. NULL on no memory. */
-static uint32_t *number_labels(const gm_plan *p, size_t *n)
+uint32_t *gm_plan_number_labels(const gm_plan *p, size_t *n)
 {
     size_t ns = p->n_symbols ? p->n_symbols : 1, k = 0;
     uint32_t *num = gm_calloc(ns, sizeof *num);
@@ -100,7 +99,7 @@ gm_status gm_plan_compute_bound(gm_plan *p)
     gm_free(p->witness);
     p->witness = NULL, p->n_witness = 0, p->lower_bound_bytes = 0;
     size_t n_labels = 0;
-    uint32_t *sym_label = number_labels(p, &n_labels);
+    uint32_t *sym_label = gm_plan_number_labels(p, &n_labels);
     point *pts = gm_malloc((2 * p->n_symbols + 1) * sizeof *pts);
     if (!pts || !sym_label) {
         gm_free(pts), gm_free(sym_label);

@@ -19,30 +19,6 @@
 /* The regions whose symbols may share memory: fixed is laid end to end, dynamic has no offsets. */
 static bool reusable(int r) { return r == GM_PLAN_R_FEATURE_MAP || r == GM_PLAN_R_ZERO_COPY; }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Batch labels, sorted (so label numbers do not depend on symbol order), 1-based per symbol. */
-static gm_status number_labels(gm_plan_items *it, const gm_plan *p)
-{
-    it->sym_label = gm_calloc(p->n_symbols ? p->n_symbols : 1, sizeof *it->sym_label);
-    it->labels = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *it->labels);
-    if (!it->sym_label || !it->labels) return GM_ERR_NOMEM;
-    for (size_t i = 0; i < p->n_symbols; i++)
-        if (p->symbols[i].batch_label) it->labels[it->n_labels++] = p->symbols[i].batch_label;
-    qsort(it->labels, it->n_labels, sizeof *it->labels, cmp_str);
-    size_t k = 0;
-    for (size_t i = 0; i < it->n_labels; i++)
-        if (!k || strcmp(it->labels[k - 1], it->labels[i])) it->labels[k++] = it->labels[i];
-    it->n_labels = k;
-    for (size_t i = 0; i < p->n_symbols; i++) {
-        const char *l = p->symbols[i].batch_label;
-        if (!l) continue;
-        char **hit = bsearch(&l, it->labels, it->n_labels, sizeof *it->labels, cmp_str);
-        it->sym_label[i] = (uint32_t)(hit - it->labels) + 1;
-    }
-    return GM_OK;
-}
-
 /* A group is usable when every member is known, distinct, in one reusable region, memory type
  * and batch label, and in no other group; then it claims its members. */
 static void claim_group(gm_plan_items *it, const gm_plan *p, size_t g)
@@ -112,7 +88,8 @@ gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan
     it->items = gm_malloc(ns * sizeof *it->items);
     it->meta = gm_malloc(ns * sizeof *it->meta);
     it->idx = gm_malloc(ns * sizeof *it->idx);
-    if (!it->items || !it->meta || !it->idx || number_labels(it, p) != GM_OK) return GM_ERR_NOMEM;
+    if (!it->items || !it->meta || !it->idx || !(it->sym_label = gm_plan_number_labels(p, &it->n_labels)))
+        return GM_ERR_NOMEM;
     it->units = gm_malloc((size_t)GM_PLAN_R_DYNAMIC * GM_MEM_COUNT * (it->n_labels + 1) * sizeof *it->units);
     if (!it->units) return GM_ERR_NOMEM;
     return find_groups(it, m, p);
@@ -124,7 +101,6 @@ void gm_plan_items_free(gm_plan_items *it)
     gm_free(it->groups);
     gm_free(it->sym_group);
     gm_free(it->sym_label);
-    gm_free(it->labels);
     gm_free(it->items);
     gm_free(it->meta);
     gm_free(it->idx);

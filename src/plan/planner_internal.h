@@ -11,6 +11,9 @@
 /* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use],
  * batch labels overlaid (plan_bound.c). GM_ERR_NOMEM on allocation failure. */
 gm_status gm_plan_compute_bound(gm_plan *p);
+/* Batch labels numbered 1.. in sorted order (so numbers do not depend on symbol order), 0 for
+ * none, one per symbol (gm_free it); *n the number of labels. NULL when out of memory. */
+uint32_t *gm_plan_number_labels(const gm_plan *p, size_t *n);
 
 /* Makes the members of every no-padding continuous group views of one symbol (plan_nopad.c):
  * joined symbols are removed, their anchors carry offsets. *remap (gm_free it) maps each old
@@ -92,7 +95,6 @@ typedef struct gm_plan_items {
     size_t n_groups;
     int32_t *sym_group;   /* symbol -> usable group, -1 none */
     uint32_t *sym_label;  /* symbol -> batch label number, 0 none */
-    char **labels;        /* label number - 1 -> text (borrowed from the symbols) */
     size_t n_labels;
     gm_dsa_buffer *items; /* the job's items */
     gm_pack_meta *meta;   /* parallel to items */
