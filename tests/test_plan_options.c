@@ -98,8 +98,8 @@ static void test_no_reuse_mem_flag(void **state)
     gm_plan *p = plan(m, NULL);
     assert_alone(p, sym(p, "a_out_0"));
     assert_int_equal(p->feature_map_bytes, 3072);
-    /* the bound counts the flagged symbol as live throughout: still a bound for this plan */
-    assert_int_equal(p->lower_bound_bytes, 3072);
+    /* the bound is over the graph's tensors as they run: the flag costs 1024 bytes above it */
+    assert_int_equal(p->lower_bound_bytes, 2048);
     gm_plan_free(p);
     gm_model_free(m);
 }
@@ -300,6 +300,53 @@ static void test_fixed_address_output(void **state)
     gm_model_free(m);
 }
 
+/* Replaces the first `from` in text by `to` (the plan text is small here). */
+static char *edited(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    size_t n = strlen(text) + strlen(to) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return out;
+}
+
+static size_t bound_problems(const gm_model *m, const char *text)
+{
+    gm_plan_verdict v;
+    gm_error err;
+    if (gm_plan_verify_json(m, text, strlen(text), "edited", &v, &err) != GM_OK) fail_msg("%s", err.message);
+    size_t n = v.by_kind[GM_PLAN_P_BOUND];
+    gm_plan_verdict_free(&v);
+    return n;
+}
+
+/* The verifier checks the claimed bound against its witness. */
+static void test_verifier_checks_the_bound(void **state)
+{
+    (void)state;
+    gm_model *m = chain("");
+    gm_plan *p = plan(m, NULL);
+    assert_int_equal(bound_problems(m, p->text), 0);
+    char *t = edited(p->text, "\"lower_bound_bytes\": 2048", "\"lower_bound_bytes\": 4096");
+    assert_true(bound_problems(m, t) > 0); /* more than the witness holds */
+    free(t);
+    /* a and c are ordered (b lies between them): no witness of anything */
+    const char *w = strstr(p->text, "\"lower_bound_witness\"");
+    assert_non_null(w);
+    const char *end = strchr(w, ']');
+    char from[256];
+    snprintf(from, sizeof from, "%.*s", (int)(end - w + 1), w);
+    t = edited(p->text, from, "\"lower_bound_witness\": [\"a_out_0\",\"c_out_0\"]");
+    assert_true(bound_problems(m, t) > 0);
+    free(t);
+    t = edited(p->text, from, "\"lower_bound_witness\": [\"no_such_symbol\"]");
+    assert_true(bound_problems(m, t) > 0);
+    free(t);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,7 +355,7 @@ int main(void)
         cmocka_unit_test(test_batch_labels_overlay),  cmocka_unit_test(test_witness_proves_the_bound),
         cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
         cmocka_unit_test(test_atomic_output_lives_from_its_clean), cmocka_unit_test(test_ge_padded_sizes),
-        cmocka_unit_test(test_fixed_address_output),
+        cmocka_unit_test(test_fixed_address_output), cmocka_unit_test(test_verifier_checks_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

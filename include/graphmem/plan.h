@@ -37,6 +37,8 @@ typedef enum gm_plan_problem_kind {
     GM_PLAN_P_CONTINUOUS,         /* a continuous group is out of order or not contiguous */
     GM_PLAN_P_UNRELATED,          /* a symbol joins tensors the graph does not make one (two
                                      outputs at one address for their whole lives) */
+    GM_PLAN_P_BOUND,              /* lower_bound_bytes not backed by its witness (members unknown,
+                                     ordered, of two batch labels, or too small in sum) */
     GM_PLAN_P_KIND_COUNT
 } gm_plan_problem_kind;
 
@@ -148,7 +150,8 @@ typedef struct gm_plan_symbol {
     char *batch_label;         /* the producer's _batch_label; NULL for none */
     int64_t real_size;         /* bytes before alignment (GE's strategies range by it) */
     int64_t stream;            /* the producer's stream (the first writer's) */
-    bool no_reuse;             /* never shares (no_reuse_mem_flag, OP_NO_REUSE_MEM) */
+    bool no_reuse;             /* never shares (no_reuse_mem_flag, OP_NO_REUSE_MEM): packed as
+                                  live the whole run; first/last stay its own */
 } gm_plan_symbol;
 
 #define GM_PLAN_MAX_STRATEGIES 16

@@ -130,7 +130,10 @@ static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
         }
         gm_pack_meta meta = {y->real_size > 0 ? y->real_size : y->size, y->stream, (uint32_t)y->n_anchors,
                              y->no_reuse, false};
-        add_item(it, y->first, y->last, y->size, align, (int32_t)i, meta);
+        /* GE gives a never-reused tensor a block nobody else takes, before or after: packed as
+         * live the whole run (its own lifetime, and so the bound, stay as they are) */
+        if (y->no_reuse) add_item(it, 0, it->horizon, y->size, align, (int32_t)i, meta);
+        else add_item(it, y->first, y->last, y->size, align, (int32_t)i, meta);
     }
     for (size_t g = 0; g < it->n_groups; g++) {
         const gm_plan_group *c = &it->groups[g];
@@ -149,6 +152,7 @@ static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
         }
         if (size <= 0) size = align; /* members of zero size still need a base address */
         meta.real_size = size;
+        if (meta.no_reuse) first = 0, last = it->horizon;
         add_item(it, first, last, size, align, -(int32_t)g - 1, meta);
     }
 }
@@ -156,6 +160,9 @@ static void gather(gm_plan_items *it, gm_plan *p, int r, int mt, uint32_t label)
 void gm_plan_items_build(gm_plan_items *it, gm_plan *p)
 {
     it->n_items = it->n_units = 0;
+    it->horizon = 0;
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (p->symbols[i].last > it->horizon) it->horizon = p->symbols[i].last;
     for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
         for (int mt = 0; mt < GM_MEM_COUNT; mt++)
             for (uint32_t label = 0; label <= it->n_labels; label++) {

@@ -190,11 +190,6 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     gm_hb_span sp = gm_hb_life_span(life);
     y->first = sp.first, y->last = sp.release, y->last_use = sp.last, y->mem_type = mt;
     y->real_size = size, y->no_reuse = no_reuse;
-    if (no_reuse && !fixed) {
-        /* GE gives such a tensor a block nobody else takes, before or after: here it is live
-         * the whole run, which keeps every other symbol off its memory (and the bound counts it) */
-        y->first = 0, y->last = y->last_use = last_pos;
-    }
     if (fixed) {
         /* lives the whole run */
         y->region = GM_PLAN_R_FIXED, y->first = 0, y->last = y->last_use = last_pos;
@@ -390,6 +385,11 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
         if (j == nw) p->witness[nw++] = w;
     }
     p->n_witness = nw;
+    /* a joined symbol can hold two witnesses in less than their two sizes: claim no more than
+     * the witness shows (a smaller bound is still a bound) */
+    int64_t held = 0;
+    for (size_t i = 0; i < nw; i++) held += p->symbols[p->witness[i]].size;
+    if (held < p->lower_bound_bytes) p->lower_bound_bytes = held;
     for (size_t i = 0; i < p->n_symbols; i++)
         if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
     if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;

@@ -102,6 +102,7 @@ typedef struct gm_plan_items {
     size_t n_items;
     gm_pack_unit *units;
     size_t n_units;
+    int64_t horizon;      /* the last position any symbol lives to */
 } gm_plan_items;
 
 /* Labels and continuous groups of p's symbols. */

@@ -17,7 +17,8 @@
  *  3. alignment of symbol offsets to the region's "align";
  *  4. regions: known names, dynamic without offset, inside the region's size;
  *  5. address overlap vs happens-before (verify_order.c builds the event order);
- *  6. continuous groups.
+ *  6. continuous groups;
+ *  7. the claimed lower bound against its witness (verify_bound.c).
  *
  * Cost: O(V + E + anchors + S log S) for 1-4 and 6 (S symbols); the overlap check is a sweep over address
  * boundaries, O(S log S) to sort plus, per symbol entering or leaving the sweep, a binary
@@ -42,7 +43,7 @@
 
 static const char *const kind_names[GM_PLAN_P_KIND_COUNT] = {
     "unknown-anchor", "bad-order", "unplaced", "duplicate", "split", "too-small",
-    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated",
+    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated", "bound",
 };
 
 const char *gm_plan_problem_kind_name(gm_plan_problem_kind k)
@@ -707,6 +708,8 @@ gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, c
     for (size_t i = 0; st == GM_OK && i < sizeof steps / sizeof *steps; i++)
         if (steps[i](&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     if (st == GM_OK) st = gm_vfy_order_check(&c, order, err);
+    if (st == GM_OK && gm_vfy_check_bound(&c, cJSON_GetObjectItemCaseSensitive(root, "summary")) != GM_OK)
+        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
     vfy_free(&c);
     cJSON_Delete(root);

@@ -81,5 +81,9 @@ int64_t gm_vfy_anchor_bytes(const gm_node *n, bool out, uint32_t i);
 /* The order, happens-before and overlap checks; `order` is the plan's "order" or NULL. */
 gm_status gm_vfy_order_check(gm_vfy *c, const cJSON *order, gm_error *err);
 void gm_vfy_order_free(gm_vfy *c);
+/* Does every access of a strictly happen before every access of b? (after gm_vfy_order_check) */
+bool gm_vfy_happens_before(gm_vfy *c, const gm_vfy_sym *a, const gm_vfy_sym *b);
+/* The lower bound against its witness (verify_bound.c), after gm_vfy_order_check. */
+gm_status gm_vfy_check_bound(gm_vfy *c, const cJSON *summary);
 
 #endif

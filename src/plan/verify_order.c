@@ -358,7 +358,7 @@ static gm_status build_accesses(gm_vfy *c)
 }
 
 /* Does every access of a strictly happen before every access of b? */
-static bool happens_before(gm_vfy *c, const gm_vfy_sym *a, const gm_vfy_sym *b)
+bool gm_vfy_happens_before(gm_vfy *c, const gm_vfy_sym *a, const gm_vfy_sym *b)
 {
     if (a->at_end || b->at_start) return false;
     if (!a->n_acc || !b->n_acc) return true;
@@ -425,7 +425,7 @@ static gm_status check_pair(gm_vfy *c, int32_t x, int32_t y, bool fixed)
 {
     const gm_vfy_sym *a = &c->syms[x], *b = &c->syms[y];
     c->v->overlap_checks++;
-    if (!fixed && happens_before(c, a, b)) return GM_OK;
+    if (!fixed && gm_vfy_happens_before(c, a, b)) return GM_OK;
     int r = seen_pair(c, x, y);
     if (r < 0) return GM_ERR_NOMEM;
     if (!r) return GM_OK;
