@@ -15,6 +15,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "util/alloc.h"
 
 #define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
 #define HEAD "{\"graphmem\":1,\"name\":\"t\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
@@ -347,6 +348,36 @@ static void test_verifier_checks_the_bound(void **state)
     gm_model_free(m);
 }
 
+/* Every allocation of the planner fails in turn: a clean GM_ERR_NOMEM each time, no leak (ASan),
+ * and the plan once none fails. One thread, so the n-th allocation is the same every run. */
+static void test_every_allocation_may_fail(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {k_batches, k_atomic};
+    for (size_t t = 0; t < 2; t++) {
+        gm_model *m = read_model(texts[t]);
+        gm_plan_options o;
+        gm_plan_options_init(&o);
+        o.threads = 1;
+        for (long n = 0;; n++) {
+            gm_plan *p = NULL;
+            gm_error err;
+            gm_alloc_fail_after(n);
+            gm_status st = gm_plan_build(m, &o, &p, &err);
+            gm_alloc_fail_after(-1);
+            if (st == GM_OK) {
+                assert_int_equal(p->unresolved, 0);
+                gm_plan_free(p);
+                break;
+            }
+            assert_int_equal(st, GM_ERR_NOMEM);
+            assert_null(p);
+            assert_true(n < 100000);
+        }
+        gm_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
         cmocka_unit_test(test_atomic_output_lives_from_its_clean), cmocka_unit_test(test_ge_padded_sizes),
         cmocka_unit_test(test_fixed_address_output), cmocka_unit_test(test_verifier_checks_the_bound),
+        cmocka_unit_test(test_every_allocation_may_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

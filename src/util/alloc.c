@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long g_fail_after = -1; /* <0: never fail */
-static long g_count;
+/* Atomic: the planner's strategies and the runtime's streams allocate from several threads.
+ * A test that injects failures runs one thread, so the count is then deterministic. */
+static _Atomic long g_fail_after = -1; /* <0: never fail */
+static _Atomic long g_count;
 
 static int should_fail(void)
 {
