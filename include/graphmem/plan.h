@@ -110,6 +110,10 @@ typedef struct gm_plan_options {
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */
 #define GM_PLAN_ZERO_COPY_ALIGN 32
 
+/* Is name "auto" or a strategy's name? The names, comma separated, into buf. */
+bool gm_plan_strategy_known(const char *name);
+void gm_plan_strategy_names(char *buf, size_t cap);
+
 /* Fills *o with the defaults above. */
 void gm_plan_options_init(gm_plan_options *o);
 

@@ -9,6 +9,7 @@
  * is the smallest feature map, ties to the strategy listed first.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -235,6 +236,19 @@ static void *work(void *arg)
     for (unsigned s = w->from; s < GM_PACK_COUNT; s += w->step)
         if (selected(w->job, s)) run_one(w->job, (gm_pack_strategy)s, &w->res[s]);
     return NULL;
+}
+
+bool gm_plan_strategy_known(const char *name)
+{
+    gm_pack_strategy s;
+    return name && (!strcmp(name, "auto") || gm_pack_strategy_from_name(name, &s));
+}
+
+void gm_plan_strategy_names(char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "auto");
+    for (int s = 0; s < GM_PACK_COUNT && n < cap; s++)
+        n += (size_t)snprintf(buf + n, cap - n, ", %s", gm_pack_strategy_name((gm_pack_strategy)s));
 }
 
 bool gm_pack_strategy_from_name(const char *name, gm_pack_strategy *out)

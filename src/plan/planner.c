@@ -270,11 +270,8 @@ static size_t merge_overlaps(gm_plan *p, const gm_strmap *by_id, const gm_plan_v
 static gm_status unknown_strategy(const char *name, gm_error *err)
 {
     char list[512];
-    size_t n = 0;
-    list[0] = '\0';
-    for (int s = 0; s < GM_PACK_COUNT && n < sizeof list; s++)
-        n += (size_t)snprintf(list + n, sizeof list - n, ", %s", gm_pack_strategy_name((gm_pack_strategy)s));
-    return gm_error_set(err, GM_ERR_USAGE, "unknown strategy '%s' (auto%s)", name, list);
+    gm_plan_strategy_names(list, sizeof list);
+    return gm_error_set(err, GM_ERR_USAGE, "unknown strategy '%s' (%s)", name, list);
 }
 
 /* Runs every strategy on the items as they stand and applies the winner's offsets. The first
