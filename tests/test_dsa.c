@@ -303,6 +303,55 @@ static void test_search_guillotine(void **state)
     assert_true(greedy_short > 0);
 }
 
+/* The decision on its own: two guillotine strips side by side in time under one buffer that
+ * spans both. Once that buffer is placed, no unplaced buffer crosses the strips' shared instant,
+ * so the search solves them as independent parts (dynamic decomposition). Below the busiest
+ * section's total the answer is an immediate no; at LOAD a packing, the same one every time;
+ * with a tiny node cap the budget runs out and a second call goes on from the same run. */
+static size_t two_strips(gm_dsa_buffer *b, uint64_t seed)
+{
+    uint64_t rng = seed * 0x9E3779B97F4A7C15ull;
+    b[0] = (gm_dsa_buffer){.id = 0, .lower = 0, .upper = 80, .size = 24, .align = 1, .offset = -1};
+    size_t n = cut(b, 1, &rng, 0, 40, 0, 1000, 5);
+    n = cut(b, n, &rng, 40, 80, 0, 1000, 5);
+    for (size_t i = 0; i < n; i++) b[i].id = (int64_t)i;
+    return n;
+}
+
+static void test_bb_decide(void **state)
+{
+    (void)state;
+    gm_dsa_buffer b[160];
+    gm_error err;
+    char why[256];
+    int64_t first[160];
+    for (int rep = 0; rep < 2; rep++) {
+        size_t n = two_strips(b, 7);
+        assert_true(n <= 160);
+        int64_t lb = gm_dsa_lower_bound(b, n);
+        assert_int_equal(lb, 1024);
+        gm_dsa_bb *bb;
+        assert_int_equal(gm_dsa_bb_new(b, n, &bb, &err), GM_OK);
+        uint64_t run = 0;
+        assert_int_equal(gm_dsa_bb_decide(bb, lb - 1, &run, UINT64_MAX, 0), 0);
+        run = 0;
+        assert_int_equal(gm_dsa_bb_decide(bb, lb, &run, 10000000, 0), 1);
+        const int64_t *pos = gm_dsa_bb_offsets(bb);
+        for (size_t i = 0; i < n; i++) b[i].offset = pos[i];
+        if (!gm_dsa_check(b, n, lb, why, sizeof why)) fail_msg("%s", why);
+        if (rep == 0) memcpy(first, pos, n * sizeof *first);
+        else
+            for (size_t i = 0; i < n; i++) assert_int_equal(first[i], pos[i]);
+        /* a cap of 3 nodes: stopped; the next call, with more nodes, goes on and finds it */
+        run = 0;
+        uint64_t cap = gm_dsa_bb_nodes(bb) + 3;
+        assert_int_equal(gm_dsa_bb_decide(bb, lb, &run, cap, 0), -1);
+        assert_int_equal(gm_dsa_bb_decide(bb, lb, &run, UINT64_MAX, 0), 1);
+        gm_dsa_bb_free(bb);
+    }
+    gm_dsa_bb_free(NULL);
+}
+
 static void test_search_deterministic(void **state)
 {
     (void)state;
@@ -467,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_best_fit),
         cmocka_unit_test(test_search_optimum),
         cmocka_unit_test(test_search_guillotine),
+        cmocka_unit_test(test_bb_decide),
         cmocka_unit_test(test_search_deterministic),
         cmocka_unit_test(test_search_bad_input),
         cmocka_unit_test(test_search_nomem),

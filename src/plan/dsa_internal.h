@@ -21,4 +21,17 @@ enum { GM_DSA_PEAK_END = 0, GM_DSA_PEAK_LENGTH, GM_DSA_PEAK_START, GM_DSA_PEAK_C
 gm_status gm_dsa_best_fit_peak(gm_dsa_buffer *b, size_t n, int variant, int64_t *height,
                                gm_error *err);
 
+/* The branch-and-bound decision behind gm_dsa_search (dsa_bb.c): "is there a packing of height
+ * <= H?". The instance is borrowed (not copied) and must outlive the handle. */
+typedef struct gm_dsa_bb gm_dsa_bb;
+gm_status gm_dsa_bb_new(const gm_dsa_buffer *b, size_t n, gm_dsa_bb **out, gm_error *err);
+void gm_dsa_bb_free(gm_dsa_bb *bb);
+/* Runs restarts from *run (advanced past the runs that ended at their cap) until one decides,
+ * the handle's total node count passes node_cap, or the clock passes deadline (<= 0: none).
+ * Returns 1: found (offsets in gm_dsa_bb_offsets), 0: refuted, -1: budget spent (call again
+ * with the same *run to go on), -2: out of memory. */
+int gm_dsa_bb_decide(gm_dsa_bb *bb, int64_t H, uint64_t *run, uint64_t node_cap, double deadline);
+const int64_t *gm_dsa_bb_offsets(const gm_dsa_bb *bb);
+uint64_t gm_dsa_bb_nodes(const gm_dsa_bb *bb);
+
 #endif
