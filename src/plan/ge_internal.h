@@ -27,6 +27,7 @@ typedef struct ge_block {
     int32_t parent, first_child, last_child, next_sibling; /* -1: none */
     int32_t depth;     /* 0 at top level */
     int32_t min_parent; /* level 2: clones are offered only to parents from this rank on */
+    int32_t sid;        /* level 2: dense stream id */
     bool continuous;
     bool l2ok; /* may take part in level-2 reuse (GE: reusable block) */
 } ge_block;

@@ -7,10 +7,22 @@
  * yet a child take, as children, the later blocks j that fit. That parent-major double loop is
  * computed here child-major, which gives the same result: block j ends up in the first earlier
  * top-level block that accepts it, and when j is tried, every earlier block's state is exactly what
- * it was when GE's outer loop reached j. The search for that first accepting parent runs on a
- * segment tree over the parents in order, pruned by room (the largest free room in a parent's
- * tree) and lifetime (some parent ending before j begins or beginning after j ends, or one that
- * could accept by interval splitting); each candidate the tree proposes is then tested exactly.
+ * it was when GE's outer loop reached j. The search for that first accepting parent runs on two
+ * segment trees whose subtrees are pruned by room (the largest free room in a parent's tree) and
+ * lifetime together: one over all parents in order, for parents whose span is disjoint from j's
+ * (some parent ending before j begins or beginning after j ends); one per stream, over that
+ * stream's non-continuous parents in order, for interval splitting, where a parent can keep an item
+ * of j only if one ends before the parent begins, starts after it ends, or fits in the longest gap
+ * between two of the parent's own items. The two trees' candidates are merged in rank order and
+ * each is tested exactly; a rejected one changes nothing, so the search goes on after it, and the
+ * first that accepts wins, as in GE. (Before the per-stream tree and the gap test, nearly every
+ * candidate on a stream-rich graph was an overlapping parent of another stream or one whose items
+ * covered all of j's, each costing a full exact test.)
+ *
+ * Known cost left: a parent whose room lies only in nested blocks that j overlaps passes the
+ * trees (room is not lifetime-aware below the top level) and fails the exact test; with many
+ * large long-lived blocks (tens of thousands live at once, random sizes) that makes the search
+ * scan many parents per block.
  *
  * A parent P accepts block C (AddLifeReuseBlock) when:
  *  - both take part in level 2, same batch label (groups are run separately), depth <= 100;
@@ -54,17 +66,27 @@ int gm_ge_compare_life(const ge_work *w, int32_t x, int32_t y, bool ascending)
     return (x > y) - (x < y);
 }
 
+/* A segment tree over parent slots: per node, the largest room (submax) of an active parent below
+ * and lifetime summaries of the parents below (earliest span end, latest span begin, and in the
+ * split tree the longest gap between two consecutive own items). Empty slots hold -1 / INT64_MAX /
+ * INT64_MIN, which no test accepts. */
+typedef struct seg {
+    size_t p2;
+    int64_t *room, *emin, *bmax, *gmax; /* gmax: split tree only */
+} seg;
+
 typedef struct l2 {
     ge_work *w;
     bool asc;
-    /* segment tree over ranks (processing positions) of one batch group */
-    size_t p2;
-    int64_t *fmax;   /* largest submax of an active parent */
-    int64_t *fmaxnc; /* the same over non-continuous parents (interval candidates) */
-    int64_t *fmaxm;  /* the same over non-continuous parents with >= 2 items */
-    int64_t *emin;   /* earliest span end of an active parent */
-    int64_t *bmax;   /* latest span begin of an active parent */
+    /* disjoint tree: slot = rank (processing position in the batch group), every active parent;
+     * split tree: slot = base[stream] + k for the k-th non-continuous parent of that stream, so a
+     * stream's parents are one run of slots, in rank order */
+    seg t1, t2;
     int32_t *rank2block;
+    int32_t *rank2slot; /* split-tree slot of an active non-continuous parent, -1 otherwise */
+    int32_t *slot2rank;
+    int32_t *sbase, *sact; /* per dense stream id: first slot, parents so far (-1: not seen) */
+    int32_t *sseen;        /* dense stream ids seen in the current group */
     int32_t *heap;
     size_t nheap;
     uint32_t *sa, *sb; /* scratch: C's non-crossing / crossing items */
@@ -189,51 +211,117 @@ static bool try_accept(l2 *L, int32_t p, int32_t c, int32_t *clone)
     return true;
 }
 
-/* ---- segment tree ---- */
+/* ---- segment trees ---- */
 
-static void seg_set(l2 *L, size_t r, int32_t blk)
+static void seg_clear(seg *t, size_t cap)
 {
-    const ge_block *b = blk >= 0 ? &L->w->b[blk] : NULL;
-    size_t v = L->p2 + r;
-    L->fmax[v] = b ? b->submax : -1;
-    L->fmaxnc[v] = b && !b->continuous ? b->submax : -1;
-    L->fmaxm[v] = b && !b->continuous && b->icount >= 2 ? b->submax : -1;
-    L->emin[v] = b ? b->end : INT64_MAX;
-    L->bmax[v] = b ? b->begin : INT64_MIN;
+    size_t p2 = 1;
+    while (p2 < cap) p2 *= 2;
+    t->p2 = p2;
+    for (size_t v = 1; v < 2 * p2; v++) {
+        t->room[v] = -1;
+        t->emin[v] = INT64_MAX;
+        t->bmax[v] = INT64_MIN;
+        if (t->gmax) t->gmax[v] = -1;
+    }
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Slot r gets parent b (its room and lifetime summaries). */
+static void seg_put(seg *t, size_t r, const ge_block *b, int64_t gap)
+{
+    size_t v = t->p2 + r;
+    t->room[v] = b->submax;
+    t->emin[v] = b->end;
+    t->bmax[v] = b->begin;
+    if (t->gmax) t->gmax[v] = gap;
     for (v /= 2; v >= 1; v /= 2) {
         size_t l = 2 * v, h = l + 1;
-        L->fmax[v] = L->fmax[l] > L->fmax[h] ? L->fmax[l] : L->fmax[h];
-        L->fmaxnc[v] = L->fmaxnc[l] > L->fmaxnc[h] ? L->fmaxnc[l] : L->fmaxnc[h];
-        L->fmaxm[v] = L->fmaxm[l] > L->fmaxm[h] ? L->fmaxm[l] : L->fmaxm[h];
-        L->emin[v] = L->emin[l] < L->emin[h] ? L->emin[l] : L->emin[h];
-        L->bmax[v] = L->bmax[l] > L->bmax[h] ? L->bmax[l] : L->bmax[h];
+        t->room[v] = max64(t->room[l], t->room[h]);
+        t->emin[v] = min64(t->emin[l], t->emin[h]);
+        t->bmax[v] = max64(t->bmax[l], t->bmax[h]);
+        if (t->gmax) t->gmax[v] = max64(t->gmax[l], t->gmax[h]);
     }
 }
 
-/* Could some active parent under node v accept c? (necessary, not sufficient) */
-static bool seg_maybe(const l2 *L, size_t v, const ge_block *c)
+/* Slot r's room changed (its lifetime did not). */
+static void seg_room(seg *t, size_t r, int64_t room)
 {
-    int64_t need = c->size;
-    if (L->fmax[v] < need) return false;
-    if (L->emin[v] <= c->begin || L->bmax[v] >= c->end) return true;
-    if (c->continuous) return false;
-    return c->icount >= 2 ? L->fmaxnc[v] >= need : L->fmaxm[v] >= need;
+    size_t v = t->p2 + r;
+    t->room[v] = room;
+    for (v /= 2; v >= 1; v /= 2) {
+        int64_t m = max64(t->room[2 * v], t->room[2 * v + 1]);
+        if (t->room[v] == m) break;
+        t->room[v] = m;
+    }
 }
 
-/* First active leaf in [lo, hi) that passes seg_maybe and the leaf's own quick test; -1: none. */
-static long seg_find(const l2 *L, size_t v, size_t nl, size_t nr, size_t lo, size_t hi,
-                     const ge_block *c)
+/* What a child C needs of a parent, for the trees' tests. */
+typedef struct want {
+    int64_t need;         /* room */
+    int64_t begin, end;   /* C's span: a parent whose span is disjoint from it */
+    int64_t first_upper;  /* split: some item of C ends before the parent begins, */
+    int64_t last_lower;   /* or starts after the parent ends, */
+    int64_t min_len;      /* or fits in a gap between two of the parent's items */
+} want;
+
+/* Could some parent under node v accept C with disjoint spans? At a leaf: exactly that. */
+static bool t1_maybe(const seg *t, size_t v, const want *q)
 {
-    if (nr <= lo || nl >= hi || !seg_maybe(L, v, c)) return -1;
-    if (nr - nl == 1) {
-        const ge_block *p = &L->w->b[L->rank2block[nl]];
-        if (p->end <= c->begin || c->end <= p->begin) return (long)nl;
-        if (p->stream != c->stream || p->continuous || c->continuous) return -1;
-        return p->icount >= 2 || c->icount >= 2 ? (long)nl : -1;
-    }
+    return t->room[v] >= q->need && (t->emin[v] <= q->begin || t->bmax[v] >= q->end);
+}
+
+/* Could some parent under node v keep an item of C clear of its own items? At a leaf this is
+ * necessary for CanIntervalLifeReuse to keep anything (the exact test follows in try_accept). */
+static bool t2_maybe(const seg *t, size_t v, const want *q)
+{
+    return t->room[v] >= q->need && (t->emin[v] <= q->last_lower || t->bmax[v] >= q->first_upper ||
+                                     t->gmax[v] >= q->min_len);
+}
+
+/* First slot in [lo, hi) whose leaf passes the test; -1: none. The split tree leaves parents
+ * whose span is disjoint from C's to the disjoint tree, so that no parent is proposed twice. */
+static long seg_find(const seg *t, bool split, size_t v, size_t nl, size_t nr, size_t lo, size_t hi,
+                     const want *q)
+{
+    if (nr <= lo || nl >= hi || !(split ? t2_maybe(t, v, q) : t1_maybe(t, v, q))) return -1;
+    if (nr - nl == 1)
+        return !split || (t->emin[v] > q->begin && t->bmax[v] < q->end) ? (long)nl : -1;
     size_t mid = (nl + nr) / 2;
-    long r = seg_find(L, 2 * v, nl, mid, lo, hi, c);
-    return r >= 0 ? r : seg_find(L, 2 * v + 1, mid, nr, lo, hi, c);
+    long r = seg_find(t, split, 2 * v, nl, mid, lo, hi, q);
+    return r >= 0 ? r : seg_find(t, split, 2 * v + 1, mid, nr, lo, hi, q);
+}
+
+/* Longest gap between two consecutive own items of x (-1: one item). */
+static int64_t max_gap(const ge_work *w, const ge_block *x)
+{
+    int64_t g = -1;
+    const uint32_t *v = w->perm + x->istart;
+    for (size_t q = 1; q < x->icount; q++)
+        g = max64(g, w->items[v[q]].lower - w->items[v[q - 1]].upper);
+    return g;
+}
+
+/* First rank >= lo of a candidate parent of C: disjoint tree and, when C may be split, its
+ * stream's run of the split tree. -1: none. */
+static long t1_first(const l2 *L, size_t lo, size_t r, const want *q)
+{
+    return seg_find(&L->t1, false, 1, 0, L->t1.p2, lo, r, q);
+}
+
+static long t2_first(const l2 *L, int32_t sid, size_t lo, const want *q)
+{
+    int32_t base = L->sbase[sid], n = L->sact[sid];
+    size_t a = (size_t)base, b = (size_t)base + (size_t)n;
+    while (a < b) { /* first slot of the stream whose rank is >= lo */
+        size_t m = (a + b) / 2;
+        if ((size_t)L->slot2rank[m] < lo) a = m + 1;
+        else b = m;
+    }
+    long s = seg_find(&L->t2, true, 1, 0, L->t2.p2, a, (size_t)base + (size_t)n, q);
+    return s >= 0 ? L->slot2rank[s] : -1;
 }
 
 /* ---- pending clones (memory-priority mode): a binary min-heap in level-2 order ---- */
@@ -266,17 +354,38 @@ static int32_t heap_pop(l2 *L)
     return top;
 }
 
+/* Stream slots of the split tree for one batch group: stream s gets as many slots as the items of
+ * its non-continuous blocks (clones only split them, so that bounds its parents). Returns the
+ * number of slots. */
+static size_t stream_slots(l2 *L, const int32_t *e, size_t m, size_t *nseen)
+{
+    const ge_work *w = L->w;
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        const ge_block *b = &w->b[e[i]];
+        if (L->sact[b->sid] < 0) {
+            L->sact[b->sid] = 0;
+            L->sbase[b->sid] = 0;
+            L->sseen[k++] = b->sid;
+        }
+        if (!b->continuous) L->sbase[b->sid] += (int32_t)b->icount;
+    }
+    size_t base = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t c = (size_t)L->sbase[L->sseen[i]];
+        L->sbase[L->sseen[i]] = (int32_t)base;
+        base += c;
+    }
+    *nseen = k;
+    return base;
+}
+
 static void run_group(l2 *L, const int32_t *e, size_t m, size_t cap, bool mp)
 {
     ge_work *w = L->w;
-    size_t p2 = 1;
-    while (p2 < cap) p2 *= 2;
-    L->p2 = p2;
-    for (size_t v = 1; v < 2 * p2; v++) {
-        L->fmax[v] = L->fmaxnc[v] = L->fmaxm[v] = -1;
-        L->emin[v] = INT64_MAX;
-        L->bmax[v] = INT64_MIN;
-    }
+    size_t nseen;
+    seg_clear(&L->t1, cap);
+    seg_clear(&L->t2, stream_slots(L, e, m, &nseen));
     L->nheap = 0;
     size_t ptr = 0, nproc = 0;
     int32_t next = -1;
@@ -294,23 +403,48 @@ static void run_group(l2 *L, const int32_t *e, size_t m, size_t cap, bool mp)
         }
         size_t r = nproc++;
         L->rank2block[r] = c;
+        L->rank2slot[r] = -1;
         ge_block *C = &w->b[c];
+        want q = {.need = C->size, .begin = C->begin, .end = C->end};
+        if (!C->continuous) {
+            /* with spans overlapping, an item before the parent's begin or after its end needs
+             * another item of C inside the span: two items at least */
+            const uint32_t *v = w->perm + C->istart;
+            q.first_upper = C->icount >= 2 ? w->items[v[0]].upper : INT64_MAX;
+            q.last_lower = C->icount >= 2 ? w->items[v[C->icount - 1]].lower : INT64_MIN;
+            q.min_len = INT64_MAX;
+            for (size_t k = 0; k < C->icount; k++)
+                q.min_len = min64(q.min_len, w->items[v[k]].upper - w->items[v[k]].lower);
+        }
+        /* The first parent in rank order that accepts: candidates from both trees, in rank
+         * order, each tested exactly; a rejected one changes nothing, so the search goes on
+         * after it. */
         size_t lo = (size_t)C->min_parent;
+        long d = t1_first(L, lo, r, &q), sp = C->continuous ? -1 : t2_first(L, C->sid, lo, &q);
         int32_t clone = -1;
-        long leaf;
-        bool placed = false;
-        while ((leaf = seg_find(L, 1, 0, p2, lo, r, C)) >= 0) {
-            int32_t p = L->rank2block[leaf];
-            if (try_accept(L, p, c, &clone)) {
-                seg_set(L, (size_t)leaf, p);
-                placed = true;
+        long leaf = -1;
+        while (d >= 0 || sp >= 0) {
+            long p = d < 0 ? sp : sp < 0 ? d : d < sp ? d : sp;
+            int32_t pb = L->rank2block[p];
+            if (try_accept(L, pb, c, &clone)) {
+                seg_room(&L->t1, (size_t)p, w->b[pb].submax);
+                if (L->rank2slot[p] >= 0) seg_room(&L->t2, (size_t)L->rank2slot[p], w->b[pb].submax);
+                leaf = p;
                 break;
             }
-            lo = (size_t)leaf + 1;
+            lo = (size_t)p + 1;
+            if (d == p) d = t1_first(L, lo, r, &q);
+            if (sp == p) sp = t2_first(L, C->sid, lo, &q);
         }
-        if (!placed) {
+        if (leaf < 0) {
             C->submax = room(w, C);
-            seg_set(L, r, c);
+            seg_put(&L->t1, r, C, -1);
+            if (!C->continuous) {
+                int32_t slot = L->sbase[C->sid] + L->sact[C->sid]++;
+                L->slot2rank[slot] = (int32_t)r;
+                L->rank2slot[r] = slot;
+                seg_put(&L->t2, (size_t)slot, C, max_gap(w, C));
+            }
         }
         if (clone >= 0) {
             w->b[clone].min_parent = (int32_t)leaf;
@@ -318,6 +452,7 @@ static void run_group(l2 *L, const int32_t *e, size_t m, size_t cap, bool mp)
             else next = clone;
         }
     }
+    for (size_t i = 0; i < nseen; i++) L->sact[L->sseen[i]] = -1;
 }
 
 /* Merge sort by (batch, level-2 order). */
@@ -339,6 +474,18 @@ static void sort_blocks(const ge_work *w, int32_t *v, int32_t *tmp, size_t n, bo
     memcpy(v, tmp, n * sizeof *v);
 }
 
+typedef struct skey {
+    int64_t stream;
+    int32_t id;
+} skey;
+
+static int cmp_skey(const void *x, const void *y)
+{
+    const skey *a = x, *b = y;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
 gm_status gm_ge_life_reuse(ge_work *w, bool ascending, bool memory_priority, gm_error *err)
 {
     size_t n = w->n, m = 0;
@@ -349,18 +496,27 @@ gm_status gm_ge_life_reuse(ge_work *w, bool ascending, bool memory_priority, gm_
     while (p2 < n) p2 *= 2;
     l2 L = {.w = w, .asc = ascending};
     int32_t *e = gm_malloc(m * sizeof *e), *tmp = gm_malloc(m * sizeof *tmp);
-    L.fmax = gm_malloc(2 * p2 * sizeof *L.fmax);
-    L.fmaxnc = gm_malloc(2 * p2 * sizeof *L.fmaxnc);
-    L.fmaxm = gm_malloc(2 * p2 * sizeof *L.fmaxm);
-    L.emin = gm_malloc(2 * p2 * sizeof *L.emin);
-    L.bmax = gm_malloc(2 * p2 * sizeof *L.bmax);
+    skey *sk = gm_malloc(m * sizeof *sk);
+    L.t1.room = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t1.emin = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t1.bmax = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t2.room = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t2.emin = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t2.bmax = gm_malloc(2 * p2 * sizeof(int64_t));
+    L.t2.gmax = gm_malloc(2 * p2 * sizeof(int64_t));
     L.rank2block = gm_malloc(n * sizeof *L.rank2block);
+    L.rank2slot = gm_malloc(n * sizeof *L.rank2slot);
+    L.slot2rank = gm_malloc(n * sizeof *L.slot2rank);
+    L.sbase = gm_malloc(m * sizeof *L.sbase);
+    L.sact = gm_malloc(m * sizeof *L.sact);
+    L.sseen = gm_malloc(m * sizeof *L.sseen);
     L.heap = gm_malloc(n * sizeof *L.heap);
     L.sa = gm_malloc(n * sizeof *L.sa);
     L.sb = gm_malloc(n * sizeof *L.sb);
     gm_status st = GM_OK;
-    if (!e || !tmp || !L.fmax || !L.fmaxnc || !L.fmaxm || !L.emin || !L.bmax || !L.rank2block ||
-        !L.heap || !L.sa || !L.sb) {
+    if (!e || !tmp || !sk || !L.t1.room || !L.t1.emin || !L.t1.bmax || !L.t2.room || !L.t2.emin ||
+        !L.t2.bmax || !L.t2.gmax || !L.rank2block || !L.rank2slot || !L.slot2rank || !L.sbase ||
+        !L.sact || !L.sseen || !L.heap || !L.sa || !L.sb) {
         st = gm_error_set(err, GM_ERR_NOMEM, "ge level-2 reuse: out of memory");
         goto out;
     }
@@ -368,8 +524,16 @@ gm_status gm_ge_life_reuse(ge_work *w, bool ascending, bool memory_priority, gm_
     for (size_t j = 0; j < w->nb; j++)
         if (w->b[j].l2ok) {
             w->b[j].min_parent = 0;
+            sk[m] = (skey){w->b[j].stream, (int32_t)j};
             e[m++] = (int32_t)j;
         }
+    /* dense stream ids (clones copy theirs) */
+    qsort(sk, m, sizeof *sk, cmp_skey);
+    int32_t nsid = -1;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || sk[i].stream != sk[i - 1].stream) L.sact[++nsid] = -1;
+        w->b[sk[i].id].sid = nsid;
+    }
     sort_blocks(w, e, tmp, m, ascending);
     for (size_t g = 0; g < m;) {
         size_t h = g, cap = 0;
@@ -380,12 +544,20 @@ gm_status gm_ge_life_reuse(ge_work *w, bool ascending, bool memory_priority, gm_
 out:
     gm_free(e);
     gm_free(tmp);
-    gm_free(L.fmax);
-    gm_free(L.fmaxnc);
-    gm_free(L.fmaxm);
-    gm_free(L.emin);
-    gm_free(L.bmax);
+    gm_free(sk);
+    gm_free(L.t1.room);
+    gm_free(L.t1.emin);
+    gm_free(L.t1.bmax);
+    gm_free(L.t2.room);
+    gm_free(L.t2.emin);
+    gm_free(L.t2.bmax);
+    gm_free(L.t2.gmax);
     gm_free(L.rank2block);
+    gm_free(L.rank2slot);
+    gm_free(L.slot2rank);
+    gm_free(L.sbase);
+    gm_free(L.sact);
+    gm_free(L.sseen);
     gm_free(L.heap);
     gm_free(L.sa);
     gm_free(L.sb);
