@@ -3,6 +3,7 @@
 #   make        build everything into build/ (the command is build/graphmem)
 #   make run    build and run `graphmem plan` on the embedded example
 #   make test   build with ASan + UBSan into build/asan and run every test (CTest)
+#   make tsan   build with ThreadSanitizer into build/tsan and run the concurrent tests (label tsan)
 #   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
 
@@ -10,10 +11,11 @@ DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev
 BUILD    := build
 ASAN     := build/asan
+TSAN     := build/tsan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run test deps bench clean fuzz fuzz-deps
+.PHONY: all run test tsan deps bench clean fuzz fuzz-deps
 
 all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -26,6 +28,11 @@ test: deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGM_SANITIZE=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
+
+tsan: deps
+	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DGM_TSAN=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(TSAN) -j $(JOBS)
+	cd $(TSAN) && ctest --output-on-failure -L tsan -j $(JOBS)
 
 bench: all
 	./bench/run_load_bench.sh $(BUILD)

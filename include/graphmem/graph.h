@@ -28,6 +28,8 @@ typedef enum gm_status {
     GM_ERR_NOMEM,    /* allocation failed */
     GM_ERR_PROBLEM,  /* the work was done and found a problem (exit 1) */
     GM_ERR_INTERNAL, /* a bug: an invariant broke */
+    GM_ERR_UNSUPPORTED, /* the backend or build lacks the feature (e.g. CUDA without a GPU) */
+    GM_ERR_DEVICE,   /* the device runtime reported a failure (a CUDA error, a lost worker) */
 } gm_status;
 
 typedef struct gm_error {

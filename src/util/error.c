@@ -32,7 +32,9 @@ int gm_status_exit_code(gm_status st)
     case GM_ERR_USAGE:
     case GM_ERR_IO: return 2;
     case GM_ERR_NOMEM:
-    case GM_ERR_INTERNAL: break;
+    case GM_ERR_INTERNAL:
+    case GM_ERR_UNSUPPORTED:
+    case GM_ERR_DEVICE: break;
     }
     return 3; /* out of memory or a bug: neither the user's input nor a finding */
 }
@@ -40,6 +42,7 @@ int gm_status_exit_code(gm_status st)
 const char *gm_status_name(gm_status st)
 {
     static const char *const names[] = {"ok", "bad input", "bad usage", "i/o error",
-                                        "out of memory", "problem found", "internal error"};
+                                        "out of memory", "problem found", "internal error",
+                                        "unsupported", "device error"};
     return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
 }
