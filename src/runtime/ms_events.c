@@ -1,0 +1,95 @@
+/* ms_events.c — the allocator side of the event kernels (ms_events.h, reference §6.4, §6.6). */
+#include "runtime/ms_events.h"
+
+#include "runtime/ms_internal.h"
+#include "util/alloc.h"
+
+void gm_ms_event_payload_init(gm_ms_event_payload *p, uint32_t src, uint32_t dst)
+{
+    *p = (gm_ms_event_payload){.src = src, .dst = dst};
+}
+
+void gm_ms_event_payload_fini(gm_ms_event_payload *p)
+{
+    gm_free(p->freed);
+    gm_free(p->home);
+    *p = (gm_ms_event_payload){0};
+}
+
+gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err)
+{
+    if (p->src >= g->n || p->dst >= g->n || p->src == p->dst)
+        return gm_error_set(err, GM_ERR_USAGE, "event %u -> %u: bad streams for %u", p->src, p->dst, g->n);
+    gm_ms_l2_allocator *a = g->alloc[p->src];
+    /* Room for the worst case first, so that nothing is marked sent and then dropped. */
+    if (gm_grow((void **)&p->freed, sizeof *p->freed, p->nfreed + a->local.n, &p->capfreed) ||
+        gm_grow((void **)&p->home, sizeof *p->home, p->nhome + gm_ms_l2_borrow_count(a, p->dst), &p->caphome))
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory sending event %u -> %u", p->src, p->dst);
+    const uint64_t all = gm_vb_to_all_bit(g->n, p->src);
+    gm_version_block e;
+    for (size_t it = 0; gm_version_blocks_find_next(&a->local, &it, p->dst, all, &e);) {
+        const gm_ms_block *b = (const gm_ms_block *)e.block;
+        p->freed[p->nfreed++] = (gm_ms_freed_msg){e, gm_mif_word(&b->mif, p->src), b->gen};
+    }
+    for (gm_ms_block *b = gm_ms_l2_get_and_clear_borrow_blocks(a, p->dst); b;) {
+        gm_ms_block *next = b->bt_next;
+        b->bt_next = NULL;
+        p->home[p->nhome++] = b;
+        b = next;
+    }
+    g->st.events_sent++;
+    return GM_OK;
+}
+
+void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
+{
+    /* Example of staleness: S0 sends the same news to S1, S2, S3; S1 completes the recycle and
+     * bumps the version; S2's and S3's copies then describe a block that moved on. */
+    for (size_t i = 0; i < p->nfreed; i++) {
+        const gm_ms_freed_msg *m = &p->freed[i];
+        if (m->e.version != m->e.block->version) {
+            g->st.stale_messages++;
+            continue;
+        }
+        g->st.messages_sent++;
+        gm_ms_block_sync_from_message((gm_ms_block *)m->e.block, p->src, p->dst, m->view, m->gen);
+    }
+    for (size_t i = 0; i < p->nhome; i++) gm_ms_l2_birth_recycle(g->alloc[p->dst], p->home[i]);
+    g->st.returned_home += p->nhome;
+    g->st.events_waited++;
+    p->nfreed = p->nhome = 0;
+}
+
+void gm_ms_last_wait_events(gm_ms_group *g)
+{
+    for (uint32_t s = 0; s < g->n; s++) {
+        gm_version_blocks *vb = &g->alloc[s]->local;
+        const uint64_t all = gm_vb_to_all_bit(g->n, s);
+        gm_version_block e;
+        for (size_t it = 0; gm_version_blocks_find_next_for_all(vb, &it, all, &e);) {
+            gm_ms_block *b = (gm_ms_block *)e.block;
+            gm_ms_block_sync_all_local_recycle_status(b, b->birth_stream);
+        }
+    }
+    for (uint32_t s = 0; s < g->n; s++) {
+        for (uint32_t d = 0; d < g->n; d++) {
+            for (gm_ms_block *b = gm_ms_l2_get_and_clear_borrow_blocks(g->alloc[s], d); b;) {
+                gm_ms_block *next = b->bt_next;
+                b->bt_next = NULL;
+                gm_ms_l2_birth_recycle(g->alloc[d], b);
+                g->st.returned_home++;
+                b = next;
+            }
+        }
+    }
+    for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
+}
+
+gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t dst, gm_error *err)
+{
+    if (src == dst) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: source and destination are both stream %u", src);
+    if (!b->mem) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: the block was already recycled");
+    if (dst >= b->mif.n) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: no stream %u", dst);
+    gm_ms_block_new_access_stream(b, src, dst);
+    return GM_OK;
+}

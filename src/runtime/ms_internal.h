@@ -1,0 +1,37 @@
+/* ms_internal.h — the multi-stream allocator group's fields, shared by its three files. */
+#ifndef GM_MS_INTERNAL_H
+#define GM_MS_INTERNAL_H
+
+#include "runtime/borrow_allocator.h"
+#include "runtime/l2_mem_pool.h"
+#include "runtime/ms_l2_allocator.h"
+
+/* One L1 binding: what the pool's chunks were taken from (kept until the group dies, since a
+ * chunk frees through the binding it was fetched with). */
+typedef struct gm_ms_l1_binding {
+    gm_mem_source l1;
+    gm_ms_group *group;
+    struct gm_ms_l1_binding *next;
+} gm_ms_l1_binding;
+
+struct gm_ms_l2_allocator {
+    uint32_t stream;
+    gm_ms_group *group;
+    gm_l2_mem_pool *pool;
+    gm_borrow_allocator borrow;
+    gm_version_blocks local;   /* local_recycle_blocks_ */
+    gm_ms_block *live;         /* blocks born here and not birth-recycled */
+    gm_ms_block *spare;        /* wrapper pool (ms_block_pool_) */
+    gm_ms_l1_binding *bindings;
+};
+
+struct gm_ms_group {
+    uint32_t n;
+    gm_ms_l2_allocator **alloc;
+    gm_ms_stats st;
+    gm_sync_fn sync;
+    void *sync_ctx;
+    bool in_l1_ladder; /* the L1 adaptor's recycle-each-pool step is running */
+};
+
+#endif

@@ -1,0 +1,306 @@
+/* ms_l2_allocator.c — per-stream allocators and their three recycle modes (ms_l2_allocator.h). */
+#include "runtime/ms_internal.h"
+
+#include <string.h>
+
+#include "graphmem/log.h"
+#include "util/alloc.h"
+
+/* ---- the L1 adaptor (GE's MultiStreamL1Allocator) ------------------------------------------ */
+
+/* L1 ran dry: every stream's pool gives its idle memory back (each synchronized first) and the
+ * allocation is retried. A pool asked while it is itself fetching is consistent at that point
+ * (ScalableAllocator touches no shared state around the source call). */
+static int l1_alloc(void *ctx, size_t bytes, void **ptr)
+{
+    gm_ms_l1_binding *bd = ctx;
+    if (bd->l1.alloc(bd->l1.ctx, bytes, ptr) == 0) return 0;
+    gm_ms_group *g = bd->group;
+    if (g->in_l1_ladder) return -1;
+    g->in_l1_ladder = true;
+    int rc = -1;
+    for (uint32_t s = 0; s < g->n && rc; s++)
+        if (gm_ms_l2_recycle_free_mem(g->alloc[s])) rc = bd->l1.alloc(bd->l1.ctx, bytes, ptr);
+    g->in_l1_ladder = false;
+    return rc;
+}
+
+static void l1_free(void *ctx, void *ptr)
+{
+    gm_ms_l1_binding *bd = ctx;
+    bd->l1.free(bd->l1.ctx, ptr);
+}
+
+static gm_ms_l1_binding *bind_l1(gm_ms_l2_allocator *a, const gm_mem_source *l1, gm_mem_source *as_source)
+{
+    gm_ms_l1_binding *bd = gm_malloc(sizeof *bd);
+    if (!bd) return NULL;
+    *bd = (gm_ms_l1_binding){*l1, a->group, a->bindings};
+    a->bindings = bd;
+    *as_source = (gm_mem_source){.ctx = bd, .alloc = l1_alloc, .free = l1_free};
+    return bd;
+}
+
+/* ---- wrappers ------------------------------------------------------------------------------ */
+
+static gm_ms_block *wrapper_get(gm_ms_l2_allocator *a)
+{
+    gm_ms_block *b = a->spare;
+    if (b) {
+        a->spare = b->pool_next;
+        return b;
+    }
+    b = gm_calloc(1, gm_ms_block_bytes(a->group->n));
+    if (!b) return NULL;
+    gm_mif_init(&b->mif);
+    b->counts = (uint32_t *)(b->acq_gen + a->group->n);
+    return b;
+}
+
+static void wrapper_put(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    b->pool_next = a->spare;
+    a->spare = b;
+}
+
+static void live_insert(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    b->live_prev = NULL;
+    b->live_next = a->live;
+    if (a->live) a->live->live_prev = b;
+    a->live = b;
+}
+
+static void live_remove(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    if (b->live_prev) b->live_prev->live_next = b->live_next;
+    else a->live = b->live_next;
+    if (b->live_next) b->live_next->live_prev = b->live_prev;
+    b->live_prev = b->live_next = NULL;
+}
+
+/* ---- group --------------------------------------------------------------------------------- */
+
+static gm_ms_l2_allocator *allocator_create(gm_ms_group *g, uint32_t s, const gm_ms_config *cfg,
+                                            const gm_mem_source *l1)
+{
+    gm_ms_l2_allocator *a = gm_calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->stream = s;
+    a->group = g;
+    gm_mem_source src;
+    if (!bind_l1(a, l1, &src) || !(a->pool = gm_l2_pool_create((int)s, &src, &cfg->l2, cfg->sync, cfg->sync_ctx))) {
+        if (a->bindings) gm_free(a->bindings);
+        gm_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err)
+{
+    *out = NULL;
+    if (cfg->streams == 0 || cfg->streams > GM_MAX_STREAMS)
+        return gm_error_set(err, GM_ERR_USAGE, "multi-stream allocator: %u streams (1..%d)", cfg->streams, GM_MAX_STREAMS);
+    gm_ms_group *g = gm_calloc(1, sizeof *g);
+    if (!g || !(g->alloc = gm_calloc(cfg->streams, sizeof *g->alloc))) {
+        gm_free(g);
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
+    }
+    g->n = cfg->streams;
+    g->sync = cfg->sync;
+    g->sync_ctx = cfg->sync_ctx;
+    for (uint32_t s = 0; s < g->n; s++) {
+        if (!(g->alloc[s] = allocator_create(g, s, cfg, l1))) {
+            gm_ms_group_destroy(g);
+            return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
+        }
+    }
+    *out = g;
+    return GM_OK;
+}
+
+gm_ms_l2_allocator *gm_ms_group_allocator(gm_ms_group *g, uint32_t stream) { return g->alloc[stream]; }
+uint32_t gm_ms_group_streams(const gm_ms_group *g) { return g->n; }
+uint32_t gm_ms_l2_stream(const gm_ms_l2_allocator *a) { return a->stream; }
+
+void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved)
+{
+    *out = g->st;
+    if (!reserved) return;
+    *reserved = 0;
+    for (uint32_t s = 0; s < g->n; s++) {
+        const gm_scalable_stats *ps = gm_l2_pool_stats(g->alloc[s]->pool);
+        *reserved += ps->occupied + ps->idle;
+    }
+}
+
+/* ---- malloc ---------------------------------------------------------------------------------- */
+
+static gm_ms_block *malloc_own(gm_ms_l2_allocator *a, size_t size)
+{
+    gm_span *mem = gm_l2_pool_malloc(a->pool, size);
+    if (!mem) return NULL;
+    gm_ms_block *b = wrapper_get(a);
+    gm_error err;
+    if (!b || gm_ms_block_reinit(b, a, mem, gm_l2_pool_span_size(a->pool, mem), GM_MS_NORM, &err) != GM_OK) {
+        if (b) wrapper_put(a, b);
+        gm_l2_pool_free(a->pool, mem);
+        return NULL;
+    }
+    live_insert(a, b);
+    gm_ms_stats *st = &a->group->st;
+    st->allocated += b->size;
+    if (st->allocated > st->peak_allocated) st->peak_allocated = st->allocated;
+    return b;
+}
+
+gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
+{
+    gm_ms_stats *st = &a->group->st;
+    gm_ms_block *b = malloc_own(a, size);
+    if (!b && (b = gm_borrow_alloc(&a->borrow, size))) {
+        gm_ms_block_new_access_stream(b, a->stream, a->stream);
+        b->type = GM_MS_BORROW;
+        st->borrow_hits++;
+    }
+    if (b) st->mallocs++;
+    else st->malloc_failures++;
+    return b;
+}
+
+/* ---- the three recycle modes --------------------------------------------------------------- */
+
+void gm_ms_l2_birth_recycle(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    b->v.version++; /* every queued message about it is stale now */
+    gm_l2_pool_free(a->pool, b->mem);
+    b->mem = NULL;
+    live_remove(a, b);
+    wrapper_put(a, b);
+    a->group->st.allocated -= b->size;
+    a->group->st.birth_recycles++;
+}
+
+/* Parked on a (not its birth stream) with a fresh MIF, ready to be lent out here. */
+static void borrow_recycle(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    b->v.version++;
+    gm_mif_reinit(&b->mif, b->mif.n); /* same size: never allocates */
+    memset(b->counts, 0, sizeof *b->counts * a->group->n);
+    gm_borrow_add(&a->borrow, b);
+    a->group->st.borrow_recycles++;
+}
+
+static void local_recycle(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    a->group->st.local_recycles++;
+    if (gm_version_blocks_push(&a->local, &b->v)) {
+        /* The news stays here; the block is found again at the end (LastWaitEvents cannot see
+         * it either, so the destructor's sweep returns it). */
+        a->group->st.lost_messages++;
+        gm_log(GM_LOG_WARN, "multi-stream allocator: out of memory queueing a local recycle");
+    }
+}
+
+void gm_ms_l2_free_at(gm_ms_l2_allocator *a, gm_ms_block *b)
+{
+    const uint32_t s = a->stream;
+    bool need_recycle = false;
+    if (b->counts[s] > 0 && --b->counts[s] == 0) {
+        gm_ms_block_update_local_recycle_mif(b, s);
+        need_recycle = true;
+    }
+    if (gm_ms_block_can_global_recycle(b, s)) {
+        if (b->birth_stream == s) gm_ms_l2_birth_recycle(a, b);
+        else borrow_recycle(a, b);
+    } else if (need_recycle) {
+        local_recycle(a, b);
+    }
+}
+
+/* ---- the rest -------------------------------------------------------------------------------- */
+
+gm_ms_block *gm_ms_l2_get_and_clear_borrow_blocks(gm_ms_l2_allocator *a, uint32_t dst)
+{
+    return gm_borrow_take_stream(&a->borrow, dst);
+}
+
+size_t gm_ms_l2_borrow_count(const gm_ms_l2_allocator *a, uint32_t birth_stream)
+{
+    return a->borrow.stream_count[birth_stream];
+}
+
+gm_version_blocks *gm_ms_l2_local_recycle_blocks(gm_ms_l2_allocator *a) { return &a->local; }
+
+gm_status gm_ms_l2_set_l1(gm_ms_l2_allocator *a, const gm_mem_source *l1, gm_error *err)
+{
+    gm_mem_source src;
+    if (!bind_l1(a, l1, &src)) return gm_error_set(err, GM_ERR_NOMEM, "out of memory switching the L1 allocator");
+    gm_l2_pool_set_l1(a->pool, &src);
+    return GM_OK;
+}
+
+size_t gm_ms_l2_recycle_free_mem(gm_ms_l2_allocator *a) { return gm_l2_pool_recycle(a->pool); }
+
+const gm_scalable_stats *gm_ms_l2_pool_stats(const gm_ms_l2_allocator *a) { return gm_l2_pool_stats(a->pool); }
+
+/* ---- teardown -------------------------------------------------------------------------------- */
+
+static void return_borrowed_home(gm_ms_group *g, gm_ms_l2_allocator *a)
+{
+    for (uint32_t d = 0; d < g->n; d++) {
+        gm_ms_block *b = gm_borrow_take_stream(&a->borrow, d);
+        while (b) {
+            gm_ms_block *next = b->bt_next;
+            b->bt_next = NULL;
+            gm_ms_l2_birth_recycle(g->alloc[d], b);
+            b = next;
+        }
+    }
+}
+
+static void allocator_free(gm_ms_l2_allocator *a)
+{
+    gm_l2_pool_destroy(a->pool);
+    gm_borrow_fini(&a->borrow);
+    gm_version_blocks_fini(&a->local);
+    while (a->spare) {
+        gm_ms_block *b = a->spare;
+        a->spare = b->pool_next;
+        gm_mif_fini(&b->mif);
+        gm_free(b);
+    }
+    while (a->bindings) {
+        gm_ms_l1_binding *bd = a->bindings;
+        a->bindings = bd->next;
+        gm_free(bd);
+    }
+    gm_free(a);
+}
+
+size_t gm_ms_group_destroy(gm_ms_group *g)
+{
+    if (!g) return 0;
+    /* Messages first (they point at wrappers), then blocks parked away from home, then the
+     * blocks the user never freed; only then can the pools go. */
+    for (uint32_t s = 0; s < g->n; s++)
+        if (g->alloc[s]) gm_version_blocks_clear(&g->alloc[s]->local);
+    for (uint32_t s = 0; s < g->n; s++)
+        if (g->alloc[s]) return_borrowed_home(g, g->alloc[s]);
+    size_t leaked = 0;
+    for (uint32_t s = 0; s < g->n; s++) {
+        gm_ms_l2_allocator *a = g->alloc[s];
+        while (a && a->live) {
+            gm_ms_l2_birth_recycle(a, a->live);
+            leaked++;
+        }
+    }
+    g->st.leaked_blocks += leaked;
+    if (leaked) gm_log(GM_LOG_WARN, "multi-stream allocator: %zu blocks still in use at destroy; force birth-recycled", leaked);
+    for (uint32_t s = 0; s < g->n; s++)
+        if (g->alloc[s]) allocator_free(g->alloc[s]);
+    gm_free(g->alloc);
+    gm_free(g);
+    return leaked;
+}

@@ -1,0 +1,68 @@
+/*
+ * ms_l2_allocator.h — GE's MultiStreamL2Allocator (reference §6.3): one per stream, in a group
+ * of n streams (n <= 64) sharing one L1 memory source.
+ *
+ * Malloc takes a block from the stream's own L2MemPool, else borrows one parked here by another
+ * stream's block (BorrowAllocator). Free on stream S, after S drops its reference:
+ *   - S sees nobody using it and S is the birth stream  -> birth recycle (back to the pool);
+ *   - S sees nobody using it, born elsewhere            -> borrow recycle (parked on S);
+ *   - others may still use it                           -> local recycle (queued for events).
+ *
+ * Everything here is single-threaded per group (the executor's kKernelUseMemory critical
+ * section); the L1 below is the thread-safe level.
+ */
+#ifndef GM_MS_L2_ALLOCATOR_H
+#define GM_MS_L2_ALLOCATOR_H
+
+#include "graphmem/graph.h"
+#include "runtime/mem_source.h"
+#include "runtime/ms_mem_block.h"
+#include "runtime/scalable_allocator.h"
+
+typedef struct gm_ms_group gm_ms_group;
+
+typedef struct gm_ms_config {
+    uint32_t streams;       /* 1..64 */
+    gm_scalable_config l2;  /* each stream's L2 pool */
+    gm_sync_fn sync;        /* synchronizes one stream (may be NULL) */
+    void *sync_ctx;
+} gm_ms_config;
+
+typedef struct gm_ms_stats {
+    size_t allocated, peak_allocated;  /* bytes in blocks between Malloc and birth recycle */
+    size_t mallocs, borrow_hits, malloc_failures;
+    size_t birth_recycles, borrow_recycles, local_recycles;
+    size_t events_sent, events_waited, messages_sent, stale_messages, returned_home;
+    size_t leaked_blocks;              /* force-birth-recycled by the destructor */
+    size_t sync_violations;            /* SyncLocalRecycleStatus sanity failures (a bug if > 0) */
+    size_t lost_messages;              /* local recycles not queued for lack of memory */
+} gm_ms_stats;
+
+gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err);
+/* Returns borrowed blocks home, force-birth-recycles leaked blocks (counted, one warning), and
+ * gives all memory back to L1. Returns the number of leaked blocks. */
+size_t gm_ms_group_destroy(gm_ms_group *g);
+gm_ms_l2_allocator *gm_ms_group_allocator(gm_ms_group *g, uint32_t stream);
+uint32_t gm_ms_group_streams(const gm_ms_group *g);
+/* Stats of the group; `reserved` = bytes the L2 pools hold from L1 (occupied + idle). */
+void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved);
+
+uint32_t gm_ms_l2_stream(const gm_ms_l2_allocator *a);
+/* A block of at least size bytes referenced once by this stream, or NULL. */
+gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size);
+/* FreeAt: this allocator's stream releases one reference of b (gm_ms_block_free calls it). */
+void gm_ms_l2_free_at(gm_ms_l2_allocator *a, gm_ms_block *b);
+/* GetAndClearBorrowBlocks(dst): the blocks born on dst parked here, removed (list by bt_next). */
+gm_ms_block *gm_ms_l2_get_and_clear_borrow_blocks(gm_ms_l2_allocator *a, uint32_t dst);
+size_t gm_ms_l2_borrow_count(const gm_ms_l2_allocator *a, uint32_t birth_stream);
+/* BirthRecycle: b's memory and wrapper go back to a, its birth allocator. */
+void gm_ms_l2_birth_recycle(gm_ms_l2_allocator *a, gm_ms_block *b);
+/* The local-recycle list (the events read it). */
+gm_version_blocks *gm_ms_l2_local_recycle_blocks(gm_ms_l2_allocator *a);
+/* SetL1Allocator: this stream's pool takes new memory from l1. */
+gm_status gm_ms_l2_set_l1(gm_ms_l2_allocator *a, const gm_mem_source *l1, gm_error *err);
+/* RecycleFreeMem: synchronize the stream and give the pool's idle memory back to L1. */
+size_t gm_ms_l2_recycle_free_mem(gm_ms_l2_allocator *a);
+const gm_scalable_stats *gm_ms_l2_pool_stats(const gm_ms_l2_allocator *a);
+
+#endif

@@ -1,0 +1,305 @@
+/* scalable_allocator.c — the span/page buddy cache of reference §6.8 (see scalable_allocator.h). */
+#include "runtime/scalable_allocator.h"
+
+#include <assert.h>
+#include <pthread.h>
+
+#include "graphmem/log.h"
+#include "util/alloc.h"
+
+struct gm_scalable_allocator {
+    gm_scalable_config cfg;
+    gm_mem_source src;
+    gm_span_layers layers;
+    gm_chunk *chunks;    /* every chunk held from a source */
+    gm_span *spare;      /* span structs kept for reuse (linked by lnext) */
+    size_t live;         /* spans handed out */
+    gm_scalable_stats st;
+#ifndef NDEBUG
+    pthread_t owner;
+#endif
+};
+
+#ifndef NDEBUG
+#define CHECK_THREAD(a) assert(!(a)->cfg.check_thread || pthread_equal((a)->owner, pthread_self()))
+#else
+#define CHECK_THREAD(a) ((void)0)
+#endif
+
+void gm_scalable_config_default(gm_scalable_config *c, size_t device_total)
+{
+    const bool big = device_total > 32 * GM_GIB;
+    *c = (gm_scalable_config){
+        .page_shift = 16,
+        .huge_page = 2 * GM_MIB,
+        .total_threshold = big ? 60 * GM_GIB : 30 * GM_GIB,
+        .per_layer_cache = 8 * GM_GIB,
+        .span_count_per_layer = 10240,
+        .unsplittable = 16 * GM_GIB,
+        .uncacheable = big ? 32 * GM_GIB : 16 * GM_GIB,
+        .check_thread = true,
+    };
+    if (device_total) c->total_threshold = (size_t)((double)device_total * 0.95);
+}
+
+int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib)
+{
+    double bytes = gib * (double)GM_GIB;
+    if (!(gib > 0) || bytes > (double)c->total_threshold) return -1;
+    c->total_threshold = (size_t)bytes;
+    return 0;
+}
+
+gm_scalable_allocator *gm_scalable_create(const gm_mem_source *src, const gm_scalable_config *cfg)
+{
+    gm_scalable_allocator *a = gm_calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->cfg = *cfg;
+    a->src = *src;
+#ifndef NDEBUG
+    a->owner = pthread_self();
+#endif
+    return a;
+}
+
+void gm_scalable_rebind_thread(gm_scalable_allocator *a)
+{
+#ifndef NDEBUG
+    a->owner = pthread_self();
+#else
+    (void)a;
+#endif
+}
+
+void gm_scalable_set_source(gm_scalable_allocator *a, const gm_mem_source *src)
+{
+    CHECK_THREAD(a);
+    a->src = *src;
+}
+
+static size_t page_bytes(const gm_scalable_allocator *a) { return (size_t)1 << a->cfg.page_shift; }
+static size_t bytes_of(const gm_scalable_allocator *a, size_t pages) { return pages << a->cfg.page_shift; }
+size_t gm_scalable_page_size(const gm_scalable_allocator *a) { return page_bytes(a); }
+size_t gm_scalable_span_size(const gm_scalable_allocator *a, const gm_span *s) { return bytes_of(a, s->pages); }
+const gm_scalable_stats *gm_scalable_get_stats(const gm_scalable_allocator *a) { return &a->st; }
+size_t gm_scalable_live_spans(const gm_scalable_allocator *a) { return a->live; }
+
+size_t gm_scalable_layer_count(const gm_scalable_allocator *a, size_t pages)
+{
+    return pages < a->layers.n ? a->layers.layer[pages].count : 0;
+}
+
+/* ---- span structs ------------------------------------------------------------------------- */
+
+static gm_span *new_span(gm_scalable_allocator *a)
+{
+    gm_span *s = a->spare;
+    if (s) a->spare = s->lnext;
+    else if (!(s = gm_malloc(sizeof *s))) return NULL;
+    *s = (gm_span){0};
+    return s;
+}
+
+static void drop_span(gm_scalable_allocator *a, gm_span *s)
+{
+    s->lnext = a->spare;
+    a->spare = s;
+}
+
+static bool whole_chunk(const gm_span *s) { return !s->prev_buddy && !s->next_buddy; }
+
+/* ---- the idle cache ----------------------------------------------------------------------- */
+
+static void cache_push(gm_scalable_allocator *a, gm_span *s)
+{
+    s->free = true;
+    gm_span_layers_push(&a->layers, s);
+    a->st.idle += bytes_of(a, s->pages);
+}
+
+static void cache_remove(gm_scalable_allocator *a, gm_span *s)
+{
+    gm_span_layers_remove(&a->layers, s);
+    s->free = false;
+    a->st.idle -= bytes_of(a, s->pages);
+}
+
+static void release_chunk(gm_scalable_allocator *a, gm_span *s)
+{
+    gm_chunk *c = s->chunk;
+    c->src.free(c->src.ctx, (void *)c->base);
+    if (c->prev) c->prev->next = c->next;
+    else a->chunks = c->next;
+    if (c->next) c->next->prev = c->prev;
+    gm_free(c);
+    drop_span(a, s);
+    a->st.releases++;
+}
+
+/* Whether a freed whole chunk should rather go back to the source than into its layer. */
+static bool layer_full(const gm_scalable_allocator *a, size_t pages)
+{
+    size_t bytes = bytes_of(a, pages);
+    if (bytes >= a->cfg.uncacheable) return true;
+    size_t threshold_pages = a->cfg.total_threshold >> a->cfg.page_shift;
+    size_t capacity = threshold_pages / pages;
+    if (capacity > a->cfg.span_count_per_layer) capacity = a->cfg.span_count_per_layer;
+    size_t count = gm_scalable_layer_count(a, pages);
+    return count >= capacity || (count + 1) * bytes > a->cfg.per_layer_cache;
+}
+
+/* ---- alloc -------------------------------------------------------------------------------- */
+
+/* Cuts s to `pages`; the tail becomes a free buddy span in its own layer. */
+static int split(gm_scalable_allocator *a, gm_span *s, size_t pages)
+{
+    gm_span *r = new_span(a);
+    if (!r) return -1;
+    r->addr = s->addr + bytes_of(a, pages);
+    r->pages = s->pages - pages;
+    r->chunk = s->chunk;
+    r->prev_buddy = s;
+    r->next_buddy = s->next_buddy;
+    if (s->next_buddy) s->next_buddy->prev_buddy = r;
+    s->next_buddy = r;
+    s->pages = pages;
+    cache_push(a, r);
+    a->st.splits++;
+    return 0;
+}
+
+static gm_span *from_larger_layer(gm_scalable_allocator *a, size_t pages)
+{
+    size_t k = gm_span_layers_next(&a->layers, pages + 1);
+    if (!k || bytes_of(a, k) >= a->cfg.unsplittable) return NULL; /* longer ones are too */
+    gm_span *s = a->layers.layer[k].head;
+    cache_remove(a, s);
+    if (split(a, s, pages)) {
+        cache_push(a, s);
+        return NULL;
+    }
+    return s;
+}
+
+static gm_span *fetch_new_span(gm_scalable_allocator *a, size_t pages)
+{
+    size_t bytes = bytes_of(a, pages);
+    if (a->st.occupied + bytes > a->cfg.total_threshold && a->st.idle > 0) {
+        a->st.threshold_fails++; /* the caller recycles the idle memory and retries */
+        return NULL;
+    }
+    /* Every span of the chunk is at most as long: reserving its layer now means no later
+     * push has to grow the tables (and fail half-way). */
+    if (gm_span_layers_reserve(&a->layers, pages)) return NULL;
+    gm_chunk *c = gm_calloc(1, sizeof *c);
+    gm_span *s = new_span(a);
+    void *p = NULL;
+    if (!c || !s || a->src.alloc(a->src.ctx, bytes, &p)) {
+        gm_free(c);
+        if (s) drop_span(a, s);
+        return NULL;
+    }
+    *c = (gm_chunk){.base = (uintptr_t)p, .pages = pages, .src = a->src, .first = s, .next = a->chunks};
+    if (a->chunks) a->chunks->prev = c;
+    a->chunks = c;
+    *s = (gm_span){.addr = c->base, .pages = pages, .chunk = c};
+    a->st.fetches++;
+    return s;
+}
+
+gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size)
+{
+    CHECK_THREAD(a);
+    size_t pages = (size + page_bytes(a) - 1) >> a->cfg.page_shift;
+    if (pages == 0) pages = 1;
+    if (size > SIZE_MAX - page_bytes(a) || pages > (SIZE_MAX >> a->cfg.page_shift)) return NULL;
+    gm_span *s = gm_span_layers_pop(&a->layers, pages);
+    if (s) {
+        s->free = false;
+        a->st.idle -= bytes_of(a, pages);
+    } else if (!(s = from_larger_layer(a, pages)) && !(s = fetch_new_span(a, pages))) {
+        return NULL;
+    }
+    a->live++;
+    a->st.occupied += bytes_of(a, pages);
+    if (a->st.occupied > a->st.peak_occupied) a->st.peak_occupied = a->st.occupied;
+    return s;
+}
+
+/* ---- free --------------------------------------------------------------------------------- */
+
+/* s absorbs its next buddy n, which is in no layer. */
+static void absorb_next_occupied(gm_scalable_allocator *a, gm_span *s)
+{
+    gm_span *n = s->next_buddy;
+    s->pages += n->pages;
+    s->next_buddy = n->next_buddy;
+    if (n->next_buddy) n->next_buddy->prev_buddy = s;
+    drop_span(a, n);
+    a->st.merges++;
+}
+
+/* s absorbs its free next buddy. */
+static void absorb_next(gm_scalable_allocator *a, gm_span *s)
+{
+    cache_remove(a, s->next_buddy);
+    absorb_next_occupied(a, s);
+}
+
+void gm_scalable_free(gm_scalable_allocator *a, gm_span *s)
+{
+    CHECK_THREAD(a);
+    assert(!s->free);
+    a->live--;
+    a->st.occupied -= bytes_of(a, s->pages);
+    if (s->next_buddy && s->next_buddy->free) absorb_next(a, s);
+    if (s->prev_buddy && s->prev_buddy->free) {
+        s = s->prev_buddy;
+        cache_remove(a, s);
+        absorb_next_occupied(a, s);
+    }
+    if (whole_chunk(s) && layer_full(a, s->pages)) release_chunk(a, s);
+    else cache_push(a, s); /* its layer exists: the chunk's length was reserved at fetch */
+}
+
+size_t gm_scalable_recycle(gm_scalable_allocator *a)
+{
+    CHECK_THREAD(a);
+    size_t returned = 0;
+    for (size_t k = gm_span_layers_next(&a->layers, 1); k; k = gm_span_layers_next(&a->layers, k + 1)) {
+        gm_span *s = a->layers.layer[k].head;
+        while (s) {
+            gm_span *next = s->lnext;
+            if (whole_chunk(s)) {
+                cache_remove(a, s);
+                returned += bytes_of(a, k);
+                release_chunk(a, s);
+            }
+            s = next;
+        }
+    }
+    return returned;
+}
+
+void gm_scalable_destroy(gm_scalable_allocator *a)
+{
+    if (!a) return;
+    if (a->live) gm_log(GM_LOG_WARN, "ScalableAllocator: %zu spans still occupied at destroy; returning their memory", a->live);
+    while (a->chunks) {
+        gm_chunk *c = a->chunks;
+        a->chunks = c->next;
+        c->src.free(c->src.ctx, (void *)c->base);
+        for (gm_span *s = c->first, *n; s; s = n) {
+            n = s->next_buddy;
+            gm_free(s);
+        }
+        gm_free(c);
+    }
+    while (a->spare) {
+        gm_span *s = a->spare;
+        a->spare = s->lnext;
+        gm_free(s);
+    }
+    gm_span_layers_fini(&a->layers);
+    gm_free(a);
+}

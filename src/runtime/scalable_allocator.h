@@ -1,0 +1,99 @@
+/*
+ * scalable_allocator.h — GE's ScalableAllocator (reference §6.8): a page/span buddy cache in
+ * front of a memory source.
+ *
+ * Requests are rounded up to whole 64 KiB pages; a span of k pages lives in span layer k. Alloc
+ * pops the exact layer, else splits the nearest longer span (the remainder becomes a buddy span
+ * in its own layer), else fetches a new chunk from the source. Free merges with free address
+ * neighbours (buddies) of the same chunk. Recycle() hands whole idle chunks back to the source.
+ *
+ * When occupied + request would pass the total threshold and idle memory exists, Alloc fails
+ * instead of fetching, so that the caller recycles (and synchronizes) first and retries.
+ *
+ * Single-threaded by contract, as GE's (its callers are serialized by the executor or by the
+ * caching allocator's lock); debug builds assert that every call comes from the creating thread.
+ */
+#ifndef GM_SCALABLE_ALLOCATOR_H
+#define GM_SCALABLE_ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/mem_source.h"
+#include "runtime/span_layers.h"
+
+#define GM_GIB ((size_t)1 << 30)
+#define GM_MIB ((size_t)1 << 20)
+
+/* The thresholds of GE's default_config.h. */
+typedef struct gm_scalable_config {
+    uint32_t page_shift;          /* page_idem_num: page = 2^16 = 64 KiB */
+    size_t huge_page;             /* 2 MiB; kept for the expandable mode, unused by the span cache */
+    size_t total_threshold;       /* occupied + idle above this: fail so the caller recycles */
+    size_t per_layer_cache;       /* bytes cached in one layer before whole chunks go back */
+    size_t span_count_per_layer;  /* spans cached in one layer (also caps the layer capacity) */
+    size_t unsplittable;          /* spans at least this long are never split */
+    size_t uncacheable;           /* whole chunks at least this long go back on free */
+    bool check_thread;            /* debug builds: assert single-thread use */
+} gm_scalable_config;
+
+/* GE's defaults for a device of `device_total` bytes (0 = unknown): threshold 30 GiB (<= 32 GiB
+ * device) or 60 GiB, replaced by floor(95% of device_total) when known; per-layer cache 8 GiB;
+ * 10240 spans a layer; unsplittable 16 GiB; uncacheable 16 GiB (<= 32 GiB device) or 32 GiB. */
+void gm_scalable_config_default(gm_scalable_config *c, size_t device_total);
+/* GE's ge.experiment.memory_pool_threshold (GiB): must lie in (0, current threshold]. 0 or -1. */
+int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib);
+
+/* A chunk: one piece of source memory, carved into buddy spans. */
+typedef struct gm_chunk {
+    uintptr_t base;
+    size_t pages;
+    gm_mem_source src; /* the source it came from (the L2's L1 can change) */
+    gm_span *first;    /* the lowest span: merging keeps the lower one, so it never dies */
+    struct gm_chunk *prev, *next;
+} gm_chunk;
+
+struct gm_span {
+    uintptr_t addr;
+    size_t pages;
+    gm_chunk *chunk;
+    gm_span *prev_buddy, *next_buddy; /* address neighbours inside the chunk */
+    gm_span *lprev, *lnext;           /* layer list while free; lnext links spare structs */
+    bool free;
+};
+
+static inline void *gm_span_addr(const gm_span *s) { return (void *)s->addr; }
+
+typedef struct gm_scalable_stats {
+    size_t occupied, idle, peak_occupied; /* bytes, page-rounded; occupied + idle = held */
+    size_t fetches, releases;             /* source calls */
+    size_t splits, merges, threshold_fails;
+} gm_scalable_stats;
+
+typedef struct gm_scalable_allocator gm_scalable_allocator;
+
+/* NULL when out of memory. The config is copied. */
+gm_scalable_allocator *gm_scalable_create(const gm_mem_source *src, const gm_scalable_config *cfg);
+/* Returns every chunk to its source, occupied ones too (counted as leaked spans). */
+void gm_scalable_destroy(gm_scalable_allocator *a);
+/* New chunks come from src from now on; existing chunks go back to the one they came from. */
+void gm_scalable_set_source(gm_scalable_allocator *a, const gm_mem_source *src);
+
+/* A span of at least `size` bytes, or NULL (source out of memory, or threshold: recycle first). */
+gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size);
+void gm_scalable_free(gm_scalable_allocator *a, gm_span *s);
+/* Returns every idle whole chunk to its source; the bytes returned. */
+size_t gm_scalable_recycle(gm_scalable_allocator *a);
+
+size_t gm_scalable_span_size(const gm_scalable_allocator *a, const gm_span *s);
+size_t gm_scalable_page_size(const gm_scalable_allocator *a);
+const gm_scalable_stats *gm_scalable_get_stats(const gm_scalable_allocator *a);
+/* Spans cached in layer `pages` (tests). */
+size_t gm_scalable_layer_count(const gm_scalable_allocator *a, size_t pages);
+/* Spans occupied and not yet freed (destroy counts them as leaked). */
+size_t gm_scalable_live_spans(const gm_scalable_allocator *a);
+/* Debug builds: hand the allocator to the calling thread (a documented transfer of ownership). */
+void gm_scalable_rebind_thread(gm_scalable_allocator *a);
+
+#endif
