@@ -27,6 +27,9 @@ typedef struct gm_cli_opts {
     bool json, strict, help;
     bool reproducible;    /* plan: strategy times written as 0 */
     bool ge_sizes;        /* plan: GE's padded tensor sizes */
+    unsigned streams, iterations; /* run */
+    const char *backend;  /* run: "host" or "cuda" */
+    int device;           /* run: device id */
     gm_cli_kv options[64];
     int n_options;
     const char *dims[65]; /* --dim NAME=VALUE for ONNX symbolic dims, NULL-terminated */
@@ -43,6 +46,7 @@ int gm_cmd_info(const gm_cli_opts *o);
 int gm_cmd_convert(const gm_cli_opts *o);
 int gm_cmd_verify(const gm_cli_opts *o); /* verify MODEL PLAN */
 int gm_cmd_plan_dsa(const gm_cli_opts *o); /* plan --dsa FILE.csv */
+int gm_cmd_run(const gm_cli_opts *o);      /* run [MODEL] */
 void gm_cli_usage(const char *cmd);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);

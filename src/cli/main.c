@@ -48,12 +48,21 @@ static const char k_plan_options[] =
     "  --reproducible        write strategy times as 0, so a plan file is the same run to run\n"
     "  --ge-sizes            size tensors without an explicit size as GE does: 32-byte granules + 32\n";
 
+static const char k_run_options[] =
+    "Options of run:\n"
+    "  --streams N           spread the nodes over N streams (1-64, default 1)\n"
+    "  --iterations K        run the graph K times (default 1)\n"
+    "  --backend host|cuda   host: streams are threads (default); cuda: a GPU\n"
+    "  --device ID           the device (default 0)\n"
+    "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";
+
 void gm_cli_usage(const char *cmd)
 {
     for (size_t i = 0; cmd && i < sizeof k_cmds / sizeof k_cmds[0]; i++) {
         if (strcmp(cmd, k_cmds[i].name) == 0) {
             printf("usage: graphmem %s\n\n%s", k_cmds[i].synopsis, k_cmds[i].help);
             if (!strcmp(cmd, "plan") || !strcmp(cmd, "check")) printf("\n%s", k_plan_options);
+            if (!strcmp(cmd, "run")) printf("\n%s", k_run_options);
             return;
         }
     }
@@ -90,14 +99,6 @@ gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out,
     return GM_OK;
 }
 
-/* Commands that belong to later parts of graphmem say so plainly. */
-static int not_in_this_version(const char *cmd, const char *needs)
-{
-    fprintf(stderr, "graphmem: %s needs %s, which this version (%s) does not have yet\n", cmd, needs,
-            GM_VERSION_STRING);
-    return 2;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -132,5 +133,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info")) return gm_cmd_info(&o);
     if (!strcmp(cmd, "convert")) return gm_cmd_convert(&o);
     if (!strcmp(cmd, "verify")) return gm_cmd_verify(&o);
-    return not_in_this_version(cmd, "the runtime allocator and executor");
+    if (!strcmp(cmd, "run")) return gm_cmd_run(&o);
+    return 2;
 }

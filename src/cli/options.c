@@ -10,12 +10,13 @@
 #include "graphmem/io.h"
 
 /* Which options a command takes. */
-enum { OPT_PLAN = 1, OPT_CONVERT = 2 };
+enum { OPT_PLAN = 1, OPT_CONVERT = 2, OPT_RUN = 3 };
 
 static int command_kind(const char *cmd)
 {
     if (strcmp(cmd, "plan") == 0 || strcmp(cmd, "check") == 0) return OPT_PLAN;
     if (strcmp(cmd, "convert") == 0) return OPT_CONVERT;
+    if (strcmp(cmd, "run") == 0) return OPT_RUN;
     return 0;
 }
 
@@ -121,6 +122,40 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     return st;
 }
 
+/* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
+ * --option, --json. */
+static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
+{
+    static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--passes", "--option"};
+    const char *name = NULL;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        if (is_opt(arg, valued[k])) name = valued[k];
+    if (!name) {
+        if (strcmp(arg, "--json") == 0) return o->json = true, GM_OK;
+        return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
+    }
+    const char *v = take_value(arg, argc, argv, i);
+    if (!v) return gm_error_set(err, GM_ERR_USAGE, "run: option %s needs a value", name);
+    long x = 0;
+    gm_status st = GM_OK;
+    if (!strcmp(name, "--streams")) {
+        if ((st = parse_long(name, v, 1, 64, &x, err)) == GM_OK) o->streams = (unsigned)x;
+    } else if (!strcmp(name, "--iterations")) {
+        if ((st = parse_long(name, v, 1, 1000000, &x, err)) == GM_OK) o->iterations = (unsigned)x;
+    } else if (!strcmp(name, "--device")) {
+        if ((st = parse_long(name, v, 0, 63, &x, err)) == GM_OK) o->device = (int)x;
+    } else if (!strcmp(name, "--backend")) {
+        if (strcmp(v, "host") && strcmp(v, "cuda"))
+            return gm_error_set(err, GM_ERR_USAGE, "run: --backend '%s': expected host or cuda", v);
+        o->backend = v;
+    } else if (!strcmp(name, "--passes")) {
+        st = gm_pass_set_parse(v, &o->passes, err);
+    } else {
+        st = add_option(o, (char *)v, err);
+    }
+    return st;
+}
+
 gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli_opts *o, gm_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -129,6 +164,9 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
     o->strategy = "auto";
     o->align = 512;
     o->budget_s = 10;
+    o->streams = 1;
+    o->iterations = 1;
+    o->backend = "host";
     int kind = command_kind(cmd);
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
@@ -144,6 +182,8 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
         } else if (arg[0] == '-' && arg[1] != '\0') {
             if (kind == OPT_PLAN) {
                 st = parse_plan_opt(o, arg, argc, argv, &i, err);
+            } else if (kind == OPT_RUN) {
+                st = parse_run_opt(o, arg, argc, argv, &i, err);
             } else if (kind == OPT_CONVERT && is_opt(arg, "--to")) {
                 o->to = take_value(arg, argc, argv, &i);
                 if (!o->to) st = gm_error_set(err, GM_ERR_USAGE, "convert: option --to needs a value");

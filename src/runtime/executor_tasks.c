@@ -1,0 +1,349 @@
+/*
+ * executor_tasks.c — the executor's index (anchors to planned addresses, tasks in the
+ * planner's order with their streams), the device memory of the plan's regions, and one
+ * iteration's launch: waits, pattern checks of what each task reads, pattern writes of what it
+ * writes, event records. See executor.c for the model.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ops/op_table.h"
+#include "runtime/executor_internal.h"
+#include "util/alloc.h"
+
+/* ---- index ------------------------------------------------------------------------------ */
+
+static gm_status index_slots(gm_exec *x)
+{
+    size_t nn = gm_model_node_count(x->m), cnt[2] = {0, 0};
+    for (int k = 0; k < 2; k++)
+        if (!(x->base[k] = gm_malloc((nn + 1) * sizeof *x->base[k]))) return GM_ERR_NOMEM;
+    for (size_t t = 0; t < nn; t++) {
+        const gm_node *n = gm_model_node_at(x->m, t);
+        x->base[0][t] = cnt[0], x->base[1][t] = cnt[1];
+        cnt[0] += n->n_in, cnt[1] += n->n_out;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(x->slot[k] = gm_malloc((cnt[k] ? cnt[k] : 1) * sizeof *x->slot[k]))) return GM_ERR_NOMEM;
+        for (size_t i = 0; i < cnt[k]; i++) x->slot[k][i] = (gm_exec_slot){-1, 0, false};
+    }
+    for (size_t s = 0; s < x->p->n_symbols; s++) {
+        const gm_plan_symbol *y = &x->p->symbols[s];
+        for (size_t j = 0; j < y->n_anchors; j++) {
+            const gm_plan_anchor *a = &y->anchors[j];
+            gm_exec_slot *sl = &x->slot[a->out][x->base[a->out][a->node->topo_id] + a->index];
+            *sl = (gm_exec_slot){(int32_t)s, y->offset + (a->offset > 0 ? a->offset : 0), a->offset > 0};
+        }
+    }
+    return GM_OK;
+}
+
+/* Written at the start of the run, before everything (the plan's START): root Data (the user's
+ * inputs), Const and Variable. */
+static bool at_start(const gm_node *n)
+{
+    return !n->graph->parent && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_CONST) || gm_node_is(n, GM_OP_VARIABLE));
+}
+
+static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_stream)
+{
+    size_t t = x->n_tasks++;
+    x->task_node[t] = n;
+    x->task_exit[t] = exit;
+    /* start writers all go on stream 0, which every stream waits for first */
+    x->task_stream[t] = at_start(n) ? 0 : (int32_t)(((n->stream % (int64_t)x->n_streams) + x->n_streams) % x->n_streams);
+    x->task_seq[t] = per_stream[x->task_stream[t]]++;
+    x->task_of[exit][n->topo_id] = (int32_t)t;
+    if (!exit) x->task_of[1][n->topo_id] = (int32_t)t; /* until an exit task replaces it */
+}
+
+/* Tasks in the planner's order: every node, then for a node with subgraphs an exit after the
+ * last node of its bodies (innermost first). */
+static gm_status index_tasks(gm_exec *x)
+{
+    size_t nn = gm_model_node_count(x->m), max = 0;
+    for (size_t t = 0; t < nn; t++) max += gm_model_node_at(x->m, t)->n_sub ? 2 : 1;
+    size_t cap = max ? max : 1;
+    x->task_node = gm_malloc(cap * sizeof *x->task_node);
+    x->task_exit = gm_malloc(cap * sizeof *x->task_exit);
+    x->task_stream = gm_malloc(cap * sizeof *x->task_stream);
+    x->task_seq = gm_malloc(cap * sizeof *x->task_seq);
+    x->task_event = gm_calloc(cap, sizeof *x->task_event);
+    x->task_of[0] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
+    x->task_of[1] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
+    int64_t *end = gm_malloc((nn ? nn : 1) * sizeof *end);
+    size_t *open = gm_malloc((nn ? nn : 1) * sizeof *open);
+    int64_t per_stream[GM_EXEC_MAX_STREAMS] = {0};
+    gm_status st = GM_ERR_NOMEM;
+    if (!x->task_node || !x->task_exit || !x->task_stream || !x->task_seq || !x->task_event || !x->task_of[0] ||
+        !x->task_of[1] || !end || !open)
+        goto out;
+    for (size_t t = 0; t < nn; t++) end[t] = (int64_t)t;
+    for (size_t t = nn; t-- > 0;) {
+        const gm_node *n = gm_model_node_at(x->m, t);
+        if (n->graph->parent && end[t] > end[n->graph->parent->topo_id]) end[n->graph->parent->topo_id] = end[t];
+    }
+    size_t depth = 0;
+    for (size_t t = 0; t <= nn; t++) {
+        while (depth && (t == nn || end[open[depth - 1]] < (int64_t)t))
+            add_task(x, gm_model_node_at(x->m, open[--depth]), true, per_stream);
+        if (t == nn) break;
+        const gm_node *n = gm_model_node_at(x->m, t);
+        add_task(x, n, false, per_stream);
+        if (n->n_sub) open[depth++] = t;
+    }
+    st = GM_OK;
+out:
+    gm_free(end);
+    gm_free(open);
+    return st;
+}
+
+/* Calls fn(x, task, dep) for every task `task` waits for. */
+static gm_status for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t))
+{
+    const gm_node *n = x->task_node[t];
+    gm_status st = GM_OK;
+    if (x->task_exit[t]) {
+        st = fn(x, t, (size_t)x->task_of[0][n->topo_id]);
+        for (uint32_t g = 0; g < n->n_sub && st == GM_OK; g++)
+            for (uint32_t k = 0; k < n->sub[g]->nodes.n && st == GM_OK; k++)
+                st = fn(x, t, (size_t)x->task_of[1][n->sub[g]->nodes.v[k]->topo_id]);
+        return st;
+    }
+    for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
+        if (n->in[i].src) st = fn(x, t, (size_t)x->task_of[1][n->in[i].src->topo_id]);
+    for (uint32_t i = 0; i < n->ctrl_in.n && st == GM_OK; i++)
+        st = fn(x, t, (size_t)x->task_of[1][n->ctrl_in.v[i]->topo_id]);
+    if (n->graph->parent && st == GM_OK) st = fn(x, t, (size_t)x->task_of[0][n->graph->parent->topo_id]);
+    return st;
+}
+
+/* A task another stream waits for records an event after itself. */
+static gm_status need_event(gm_exec *x, size_t t, size_t dep)
+{
+    if (x->task_stream[dep] == x->task_stream[t] || x->task_event[dep]) return GM_OK;
+    return gm_event_create(x->dev, &x->task_event[dep], x->err);
+}
+
+gm_status gm_exec_index(gm_exec *x)
+{
+    x->n_streams = x->n_streams ? x->n_streams : 1;
+    x->seed = gm_calloc(x->p->n_symbols ? x->p->n_symbols : 1, sizeof *x->seed);
+    if (!x->seed || index_slots(x) != GM_OK) return GM_ERR_NOMEM;
+    return GM_OK;
+}
+
+void gm_exec_free_index(gm_exec *x)
+{
+    for (int k = 0; k < 2; k++) gm_free(x->base[k]), gm_free(x->slot[k]), gm_free(x->task_of[k]);
+    gm_free(x->task_node);
+    gm_free(x->task_exit);
+    gm_free(x->task_stream);
+    gm_free(x->task_seq);
+    gm_free(x->task_event);
+    gm_free(x->seed);
+    gm_free(x->checks);
+    gm_free(x->mismatches);
+}
+
+void gm_exec_free_events(gm_exec *x)
+{
+    gm_error ignore;
+    gm_event_destroy(x->start_event, &ignore);
+    for (size_t t = 0; t < x->n_tasks && x->task_event; t++) gm_event_destroy(x->task_event[t], &ignore);
+}
+
+/* Tasks need the streams (their count), events the device: built once both are open. */
+gm_status gm_exec_init_constants(gm_exec *x)
+{
+    gm_status st = index_tasks(x);
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) st = for_each_dep(x, t, need_event);
+    return st;
+}
+
+/* ---- device memory ---------------------------------------------------------------------- */
+
+gm_status gm_exec_alloc_regions(gm_exec *x)
+{
+    for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
+            int64_t bytes = x->p->region_bytes[r][mt];
+            if (bytes <= 0) continue;
+            gm_status st = gm_device_malloc(x->dev, (size_t)bytes, &x->region[r][mt], x->err);
+            if (st != GM_OK) return st;
+            x->stats->device_bytes += (uint64_t)bytes;
+        }
+    return GM_OK;
+}
+
+void gm_exec_free_regions(gm_exec *x)
+{
+    gm_error ignore;
+    for (int r = 0; r < GM_PLAN_R_COUNT; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++)
+            if (x->region[r][mt]) gm_device_free(x->dev, x->region[r][mt], &ignore);
+}
+
+/* ---- one iteration ---------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) | 1; /* never 0: 0 means "unknown" */
+}
+
+/* Does node n write output k (rather than alias memory someone else wrote)? */
+static bool writes_output(const gm_node *n, uint32_t k)
+{
+    bool root = n->graph->parent == NULL;
+    if (gm_node_is(n, GM_OP_CONTROL_FLOW) || gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
+        gm_node_is(n, GM_OP_PASS_THROUGH) || gm_node_is(n, GM_OP_PASS_THROUGH_0))
+        return false;
+    if (!root && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_NETOUTPUT))) return false;
+    int64_t in = 0;
+    /* reuse_input: an in-place computation writes, a view does not */
+    if (gm_desc_reuse_input(&n->out[k].desc, &in)) return gm_attr_find(n->attrs, "_output_inplace_ability") != NULL;
+    return true;
+}
+
+static void *addr_of(gm_exec *x, const gm_exec_slot *sl)
+{
+    const gm_plan_symbol *y = &x->p->symbols[sl->sym];
+    char *base = x->region[y->region][y->mem_type];
+    return base ? base + sl->offset : NULL;
+}
+
+static gm_status check_read(gm_exec *x, size_t t, uint32_t i)
+{
+    const gm_node *n = x->task_node[t];
+    const gm_exec_slot *sl = &x->slot[0][x->base[0][n->topo_id] + i];
+    int32_t src_index = n->in[i].src_index;
+    int64_t bytes = gm_desc_size(&n->in[i].src->out[src_index].desc);
+    if (sl->sym < 0 || bytes <= 0) return GM_OK;
+    const gm_plan_symbol *y = &x->p->symbols[sl->sym];
+    void *at = addr_of(x, sl);
+    if (y->region == GM_PLAN_R_DYNAMIC || !at) {
+        x->stats->skipped_dynamic++;
+        return GM_OK;
+    }
+    uint64_t seed = x->seed[sl->sym];
+    if (!seed || sl->view) return GM_OK; /* never written yet, or a member of a no-padding whole */
+    if (x->n_checks == x->cap_checks) return gm_error_set(x->err, GM_ERR_INTERNAL, "run: check capacity");
+    size_t c = x->n_checks++;
+    x->checks[c] = (gm_exec_check){n, sl->sym, (uint64_t)bytes};
+    x->mismatches[c] = 0;
+    x->stats->reads_checked++;
+    x->stats->bytes_checked += (uint64_t)bytes;
+    return gm_verify_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, &x->mismatches[c],
+                                   x->err);
+}
+
+/* Writes bytes of a fresh pattern where slot sl lies, and makes it the symbol's current one. */
+static gm_status write_slot(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t salt)
+{
+    if (sl->sym < 0 || bytes <= 0) return GM_OK;
+    void *at = addr_of(x, sl);
+    if (x->p->symbols[sl->sym].region == GM_PLAN_R_DYNAMIC || !at) return GM_OK;
+    uint64_t seed = mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
+    /* a member of a no-padding whole writes part of it: the whole's pattern is then unknown */
+    x->seed[sl->sym] = sl->view ? 0 : seed;
+    return gm_fill_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, x->err);
+}
+
+/* If and Case run one branch: iteration k takes branch k mod count, so every branch runs over
+ * the iterations. A node in a branch not taken does nothing (its task still orders). */
+static bool branch_taken(const gm_exec *x, const gm_node *n)
+{
+    for (const gm_graph *g = n->graph; g->parent; g = g->parent->graph) {
+        const gm_node *p = g->parent;
+        gm_ctrl_kind k = gm_node_ctrl_kind(p);
+        if ((k != GM_CTRL_IF && k != GM_CTRL_CASE) || !p->n_sub) continue;
+        uint32_t taken = x->iteration % p->n_sub;
+        if (p->sub[taken] != g) return false;
+    }
+    return true;
+}
+
+static gm_status run_enter(gm_exec *x, size_t t)
+{
+    const gm_node *n = x->task_node[t];
+    gm_status st = GM_OK;
+    if (!branch_taken(x, n)) return GM_OK;
+    for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
+        if (n->in[i].src) st = check_read(x, t, i);
+    /* collectives that write their inputs in place */
+    if (gm_node_is(n, GM_OP_INPUT_MUTABLE))
+        for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
+            if (n->in[i].src)
+                st = write_slot(x, t, &x->slot[0][x->base[0][n->topo_id] + i],
+                                gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc), 0x100 + i);
+    for (uint32_t k = 0; k < n->n_out && st == GM_OK; k++)
+        if (writes_output(n, k))
+            st = write_slot(x, t, &x->slot[1][x->base[1][n->topo_id] + k], gm_desc_size(&n->out[k].desc), k);
+    x->stats->tasks++;
+    return st;
+}
+
+static gm_status wait_dep(gm_exec *x, size_t t, size_t dep)
+{
+    int32_t s = x->task_stream[t], d = x->task_stream[dep];
+    if (s == d || x->task_seq[dep] <= x->waited[s][d]) return GM_OK;
+    x->waited[s][d] = x->task_seq[dep];
+    x->stats->events++;
+    return gm_stream_wait_event(x->streams[s], x->task_event[dep], x->err);
+}
+
+gm_status gm_exec_launch_iteration(gm_exec *x)
+{
+    /* every read of an iteration gets a mismatch counter the streams write into */
+    size_t reads = 0;
+    for (size_t t = 0; t < gm_model_node_count(x->m); t++) reads += gm_model_node_at(x->m, t)->n_in;
+    if (reads > x->cap_checks) {
+        gm_free(x->checks);
+        gm_free(x->mismatches);
+        x->checks = gm_malloc(reads * sizeof *x->checks);
+        x->mismatches = gm_malloc(reads * sizeof *x->mismatches);
+        if (!x->checks || !x->mismatches) return GM_ERR_NOMEM;
+        x->cap_checks = reads;
+    }
+    x->n_checks = 0;
+    for (unsigned a = 0; a < GM_EXEC_MAX_STREAMS; a++)
+        for (unsigned b = 0; b < GM_EXEC_MAX_STREAMS; b++) x->waited[a][b] = -1;
+    gm_status st = GM_OK;
+    /* START: the inputs, constants and variables are written before anything else runs */
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
+        if (at_start(x->task_node[t])) st = run_enter(x, t);
+    if (st == GM_OK && x->n_streams > 1) {
+        if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
+        if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
+        for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+            st = gm_stream_wait_event(x->streams[s], x->start_event, x->err);
+        }
+    }
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
+        st = for_each_dep(x, t, wait_dep);
+        if (st == GM_OK && !x->task_exit[t] && !at_start(x->task_node[t])) st = run_enter(x, t);
+        if (st == GM_OK && x->task_event[t]) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
+    }
+    return st;
+}
+
+void gm_exec_collect(gm_exec *x)
+{
+    for (size_t c = 0; c < x->n_checks; c++) {
+        if (!x->mismatches[c]) continue;
+        gm_run_stats *s = x->stats;
+        if (!s->corrupted_reads)
+            snprintf(s->first_corruption, sizeof s->first_corruption,
+                     "node '%s' read '%s' (iteration %u): %llu of %llu bytes differ", gm_node_name(x->checks[c].node),
+                     x->p->symbols[x->checks[c].sym].id, x->iteration, (unsigned long long)x->mismatches[c],
+                     (unsigned long long)x->checks[c].bytes);
+        s->corrupted_reads++;
+        s->corrupted_bytes += x->mismatches[c];
+    }
+}
