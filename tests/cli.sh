@@ -57,9 +57,20 @@ expect 0 "plan -q" "$GM" plan -q
 [ -s "$TMP/out" ] && { echo "FAIL: -q printed output"; fails=$((fails + 1)); }
 expect 0 "check --passes none" "$GM" check "$SRC/examples/train_step.json" --passes none
 expect 0 "check --passes list" "$GM" check "$SRC/examples/train_step.json" --passes hccl_memcpy,rw_conflict,lint --option ge.featureBaseRefreshable=1
-# Without the passes the example keeps a conflict (a user input inside a continuous group): no
-# valid plan exists, and plan says so with exit 1 instead of printing an unverified plan.
-expect 1 "plan without the passes" "$GM" plan --passes none && has "$TMP/err" "did not verify" "says why"
+# Without the passes a split's second output, through a view, is also the second input of a
+# concat: two continuous groups that no layout satisfies. No valid plan exists, and plan says
+# so with exit 1 instead of printing an unverified plan; with the passes it is fine.
+cat >"$TMP/crossed.json" <<'JSON'
+{"graphmem":1,"name":"crossed","graphs":[{"name":"root","nodes":[
+{"name":"x","type":"Data","attrs":{"index":0},"outputs":[{"dtype":"float32","shape":[1024]}]},
+{"name":"y","type":"Relu","inputs":["x:0"],"outputs":[{"dtype":"float32","shape":[512]}]},
+{"name":"s","type":"SplitD","inputs":["x:0"],"attrs":{"continuous_output":true},"outputs":[{"dtype":"float32","shape":[512]},{"dtype":"float32","shape":[512]}]},
+{"name":"v","type":"Reshape","inputs":["s:1"],"outputs":[{"dtype":"float32","shape":[512],"reuse_input":true,"reuse_input_index":0}]},
+{"name":"c","type":"ConcatD","inputs":["y:0","v:0"],"attrs":{"continuous_input":true},"outputs":[{"dtype":"float32","shape":[1024]}]},
+{"name":"o","type":"NetOutput","inputs":["c:0","s:0"]}]}]}
+JSON
+expect 1 "plan without the passes" "$GM" plan "$TMP/crossed.json" --passes none && has "$TMP/err" "did not verify" "says why"
+expect 0 "plan with the passes" "$GM" plan "$TMP/crossed.json"
 expect 0 "plan -o" "$GM" plan -o "$TMP/plan.json" -q --dump-graph "$TMP/planned.json"
 expect 0 "the written plan verifies" "$GM" verify "$TMP/planned.json" "$TMP/plan.json"
 has "$SRC/README.md" "graphmem plan" "README names the main command"
@@ -72,6 +83,13 @@ expect 2 "bad GE option" "$GM" plan --option featureBaseRefreshable=1 && has "$T
 expect 2 "bad align" "$GM" plan --align 300 && has "$TMP/err" "power of two" "align"
 expect 2 "bad threads" "$GM" plan --threads 0
 expect 2 "unknown strategy" "$GM" plan --strategy nope && has "$TMP/err" "unknown strategy 'nope'" "strategy"
+expect 0 "one strategy" "$GM" plan --strategy max-block && has "$TMP/out" "max-block, of 1 side by side" "one ran"
+
+# run: the example executed on host streams, every read checked.
+expect 0 "run" "$GM" run --streams 4 --iterations 2 && has "$TMP/out" "every read found its writer's data" "run clean"
+expect 0 "run --json" "$GM" run --json && has "$TMP/out" '"corrupted_reads":	0' "run json"
+expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
+expect 2 "run bad backend" "$GM" run --backend tpu && has "$TMP/err" "host or cuda" "names the backends"
 expect 2 "check needs a model" "$GM" check
 expect 2 "too many arguments" "$GM" info a b c
 

@@ -94,15 +94,19 @@ typedef bool (*node_pred)(const gm_node *n);
 static bool cont_or_nopad_in(const gm_node *n) { return gm_layout_needs_cont_in(n) || gm_layout_needs_nopad_in(n); }
 static bool cont_or_nopad_out(const gm_node *n) { return gm_layout_needs_cont_out(n) || gm_layout_needs_nopad_out(n); }
 
-/* For every output in the symbol, every reader after the first that wants its inputs in a
- * block of its own conflicts: one buffer cannot sit in two blocks. */
+/* Every reader of the symbol after the first that wants its inputs in a block of its own
+ * conflicts: one buffer cannot sit in two blocks. GE counts per output anchor, so two block
+ * readers reaching one buffer through a view (x -> Reshape -> concat2, x -> concat1) pass its
+ * check and leave a layout no plan can satisfy; graphmem counts over the whole symbol (a
+ * deliberate difference: it finds the random graphs of tests/test_property.c that GE's rule
+ * leaves unplannable). */
 static gm_status later_block_readers(gm_lc *lc, const gm_lc_pair *p, node_pred wants)
 {
+    size_t seen = 0;
     for (size_t s = 0; s < lc->n; s++) {
         gm_anchor x = lc->a[s];
         if (!x.out || x.index >= x.node->n_out) continue;
         const gm_out_slot *o = &x.node->out[x.index];
-        size_t seen = 0;
         for (uint32_t u = 0; u < o->n_uses; u++) {
             if (!wants(o->uses[u].node)) continue;
             if (seen++ == 0) continue;

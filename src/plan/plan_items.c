@@ -19,25 +19,6 @@
 /* The regions whose symbols may share memory: fixed is laid end to end, dynamic has no offsets. */
 static bool reusable(int r) { return r == GM_PLAN_R_FEATURE_MAP || r == GM_PLAN_R_ZERO_COPY; }
 
-/* A group is usable when every member is known, distinct, in one reusable region, memory type
- * and batch label, and in no other group; then it claims its members. */
-static void claim_group(gm_plan_items *it, const gm_plan *p, size_t g)
-{
-    gm_plan_group *c = &it->groups[g];
-    c->usable = c->members[0] >= 0;
-    for (size_t j = 0; j < c->n && c->usable; j++) {
-        int32_t y = c->members[j];
-        const gm_plan_symbol *s0 = &p->symbols[c->members[0]];
-        if (y < 0 || it->sym_group[y] >= 0 || !reusable(p->symbols[y].region) ||
-            p->symbols[y].region != s0->region || p->symbols[y].mem_type != s0->mem_type ||
-            it->sym_label[y] != it->sym_label[c->members[0]])
-            c->usable = false;
-        for (size_t i = 0; i < j && c->usable; i++)
-            if (c->members[i] == y) c->usable = false;
-    }
-    for (size_t j = 0; j < c->n && c->usable; j++) it->sym_group[c->members[j]] = (int32_t)g;
-}
-
 /* The continuous groups (not the no-padding kinds, which are not planned yet). */
 static gm_status find_groups(gm_plan_items *it, const gm_model *m, const gm_plan *p)
 {
@@ -73,7 +54,6 @@ static gm_status find_groups(gm_plan_items *it, const gm_model *m, const gm_plan
             if (g >= 0) it->groups[g].members[a->index] = (int32_t)i;
         }
     }
-    for (size_t g = 0; g < it->n_groups; g++) claim_group(it, p, g);
     st = GM_OK;
 out:
     gm_free(node_group[0]);
@@ -92,7 +72,8 @@ gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan
         return GM_ERR_NOMEM;
     it->units = gm_malloc((size_t)GM_PLAN_R_DYNAMIC * GM_MEM_COUNT * (it->n_labels + 1) * sizeof *it->units);
     if (!it->units) return GM_ERR_NOMEM;
-    return find_groups(it, m, p);
+    gm_status st = find_groups(it, m, p);
+    return st == GM_OK ? gm_plan_chain_groups(it, p) : st;
 }
 
 void gm_plan_items_free(gm_plan_items *it)

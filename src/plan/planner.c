@@ -142,7 +142,7 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     const int64_t last_pos = (int64_t)gm_model_node_count(m) - 1;
     int64_t size = 0;
     gm_hb_life_reset(life);
-    bool dynamic = false, fixed = false, zero_copy = false, mt_set = false, no_reuse = false;
+    bool dynamic = false, fixed = false, zero_copy = false, mt_set = false, no_reuse = false, grouped = false;
     gm_mem_type mt = GM_MEM_HBM;
     for (int32_t a = gm_symbol_first(s, sym); a >= 0; a = gm_symbols_next(s, a)) {
         gm_anchor x = gm_symbols_anchor(s, a);
@@ -174,6 +174,8 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
             gm_hb_life_at_end(life); /* read after the last node */
             continue;
         }
+        if (gm_attrs_get_bool(gm_node_attr_list(x.node), x.out ? "continuous_output" : "continuous_input", false))
+            grouped = true;
         if (gm_hb_life_add(life, x.node) != GM_OK) return GM_ERR_NOMEM;
         /* memory an atomic op accumulates into is zeroed earlier by its clean node: from then
          * on it is in use */
@@ -190,6 +192,9 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     gm_hb_span sp = gm_hb_life_span(life);
     y->first = sp.first, y->last = sp.release, y->last_use = sp.last, y->mem_type = mt;
     y->real_size = size, y->no_reuse = no_reuse;
+    /* GE's IsZeroCopyBlock: never a member of a continuous group, which lies in one feature-map
+     * block with its other members (the runtime copies it to or from the user's buffer) */
+    if (grouped) zero_copy = false;
     if (fixed) {
         /* lives the whole run */
         y->region = GM_PLAN_R_FIXED, y->first = 0, y->last = y->last_use = last_pos;

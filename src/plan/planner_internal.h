@@ -87,7 +87,7 @@ typedef struct gm_plan_group {
     bool out;
     size_t n;
     int32_t *members; /* plan symbol per anchor, -1 unknown */
-    bool usable;      /* every member known, distinct, in one region and label, in no other group */
+    bool usable;      /* every member known, distinct, in one region and label; its links agree */
 } gm_plan_group;
 
 typedef struct gm_plan_items {
@@ -104,6 +104,10 @@ typedef struct gm_plan_items {
     size_t n_units;
     int64_t horizon;      /* the last position any symbol lives to */
 } gm_plan_items;
+
+/* Replaces it->groups (one per continuous node) by chains: groups overlapping head to tail
+ * joined, those that cannot be honoured together marked unusable (plan_chains.c). */
+gm_status gm_plan_chain_groups(gm_plan_items *it, const gm_plan *p);
 
 /* Labels and continuous groups of p's symbols. */
 gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan *p);
