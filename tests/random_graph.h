@@ -22,6 +22,7 @@ typedef struct rg {
     char tensors[256][48]; /* "node:out" of float tensors that may be read */
     int size[256];         /* their element counts */
     int root[256];         /* the tensor whose buffer it is (itself, or a view's source) */
+    unsigned char grouped[4096]; /* by root: already a member of a continuous group */
     int nodes, streams;
     bool first_node;
     bool dynamic; /* has tensors of run-time size; then no continuous groups (see rg_graph) */
@@ -170,7 +171,12 @@ static void rg_node(rg *g, int i)
         const char *b = rg_input_root(g, &e2, &r2);
         /* one buffer twice in one block cannot be laid out; GE's layout pass, one round, does
          * not always untangle it when a view is involved (a known limit, also graphmem's) */
-        bool block = !g->dynamic && r1 != r2;
+        /* and a buffer in two groups can close a cycle of "follows" no layout satisfies (split A
+         * [a0 a1], split B [b0 b1], concats [a1 b0] and [b1 a0]): GE checks the groups pairwise
+         * and accepts each pair, so does graphmem; the planner then says no plan exists. Random
+         * graphs keep concat members out of other groups. */
+        bool block = !g->dynamic && r1 != r2 && !g->grouped[r1 % 4096] && !g->grouped[r2 % 4096];
+        if (block) g->grouped[r1 % 4096] = g->grouped[r2 % 4096] = 1;
         rg_begin_node(g, name, "ConcatD");
         rg_put(g, ",\"inputs\":[\"%s\",\"%s\"],\"attrs\":{\"continuous_input\":%s,\"concat_dim\":0}", a, b,
                block ? "true" : "false");
@@ -191,6 +197,7 @@ static void rg_node(rg *g, int i)
         rg_put(g, "]}");
         rg_tensor(g, name, 0, (e1 + 1) / 2);
         rg_tensor(g, name, 1, (e1 + 1) / 2);
+        if (!g->dynamic) g->grouped[g->root[g->n_tensors - 1] % 4096] = g->grouped[g->root[g->n_tensors - 2] % 4096] = 1;
     } else if (kind == 8) { /* a view */
         rg_begin_node(g, name, "Reshape");
         rg_put(g, ",\"inputs\":[\"%s\"]", a);
