@@ -482,6 +482,118 @@ static void test_search_large(void **state)
     free(c);
 }
 
+/* The reference best fit: every placed buffer overlapping in time, sorted by offset, scanned for
+ * the smallest gap (the rule dsa_bestfit.c must decide exactly as, however it finds the gaps). */
+static int cmp_span_off(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static void naive_best_fit(gm_dsa_buffer *b, size_t n, const size_t *order, size_t m,
+                           const unsigned char *fixed)
+{
+    unsigned char *placed = calloc(n, 1);
+    int64_t(*sp)[2] = malloc((n + 1) * sizeof *sp);
+    assert_true(placed && sp);
+    for (size_t i = 0; i < n && fixed; i++) placed[i] = fixed[i];
+    for (size_t r = 0; r < m; r++) {
+        gm_dsa_buffer *x = &b[order[r]];
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            if (placed[j] && b[j].lower < x->upper && b[j].upper > x->lower) {
+                sp[k][0] = b[j].offset;
+                sp[k++][1] = b[j].offset + b[j].size;
+            }
+        qsort(sp, k, sizeof *sp, cmp_span_off);
+        int64_t reach = 0, best = -1, gap = INT64_MAX, a = x->align;
+        for (size_t j = 0; j < k; j++) {
+            int64_t at = (reach + a - 1) / a * a;
+            if (sp[j][0] >= at + x->size && sp[j][0] - at < gap) gap = sp[j][0] - at, best = at;
+            if (sp[j][1] > reach) reach = sp[j][1];
+        }
+        x->offset = best >= 0 ? best : (reach + a - 1) / a * a;
+        placed[order[r]] = 1;
+    }
+    free(placed);
+    free(sp);
+}
+
+/* Best fit's gap search (a heap over the tree's sorted lists, skipping what lies under the
+ * running top, stopping at an exact fit) places every buffer where the plain sorted scan does:
+ * shuffled orders, alignments, long and short lifetimes, with and without obstacles. */
+static void test_best_fit_reference(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        size_t n = 1500;
+        gm_dsa_buffer *b = trace_instance(n, seed * 977), *c = malloc(n * sizeof *c);
+        size_t *order = malloc(n * sizeof *order);
+        unsigned char *fixed = calloc(n, 1);
+        assert_true(c && order && fixed);
+        uint64_t r = seed;
+        for (size_t i = 0; i < n; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            b[i].size = seed % 2 ? 1 + (int64_t)(r % 8) * 64 : b[i].size; /* few sizes: exact fits */
+            b[i].align = seed % 3 == 0 ? (int64_t)1 << (r >> 50) % 5 : 1;
+            order[i] = i;
+        }
+        for (size_t i = n; i-- > 1;) { /* Fisher-Yates with the same generator */
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            size_t j = (size_t)(r % (i + 1)), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        gm_error err;
+        int64_t h;
+        char why[256];
+        size_t m = n;
+        if (seed > 3) { /* the first third packed, then fixed as obstacles */
+            assert_int_equal(gm_dsa_best_fit_seq(b, n, order, n / 3, NULL, &h, &err), GM_OK);
+            for (size_t k = 0; k < n / 3; k++) fixed[order[k]] = 1;
+            memmove(order, order + n / 3, (n - n / 3) * sizeof *order);
+            m = n - n / 3;
+        }
+        memcpy(c, b, n * sizeof *c);
+        assert_int_equal(gm_dsa_best_fit_seq(b, n, order, m, seed > 3 ? fixed : NULL, &h, &err), GM_OK);
+        naive_best_fit(c, n, order, m, seed > 3 ? fixed : NULL);
+        for (size_t i = 0; i < n; i++) assert_int_equal(b[i].offset, c[i].offset);
+        assert_true(gm_dsa_check(b, n, h, why, sizeof why));
+        free(b);
+        free(c);
+        free(order);
+        free(fixed);
+    }
+}
+
+/* Windows around the peak: whatever they find is a valid packing, never above the greedy one,
+ * reported in best[] with its height, and the same run to run under a node cap. */
+static void test_window_improve(void **state)
+{
+    (void)state;
+    size_t n = 3000;
+    gm_dsa_buffer *b = trace_instance(n, 11);
+    gm_error err;
+    int64_t h0, lb = gm_dsa_lower_bound(b, n);
+    char why[256];
+    assert_int_equal(gm_dsa_best_fit(b, n, &h0, &err), GM_OK);
+    int64_t *best1 = malloc(n * sizeof *best1), *best2 = malloc(n * sizeof *best2);
+    assert_true(best1 && best2);
+    for (size_t i = 0; i < n; i++) best1[i] = best2[i] = b[i].offset;
+    int64_t h1 = h0, h2 = h0;
+    assert_int_equal(gm_dsa_window_improve(b, n, lb, best1, &h1, 100000, 8, 0, &err), GM_OK);
+    assert_int_equal(gm_dsa_window_improve(b, n, lb, best2, &h2, 100000, 8, 0, &err), GM_OK);
+    assert_int_equal(h1, h2);
+    assert_true(h1 <= h0 && h1 >= lb);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(best1[i], best2[i]);
+        b[i].offset = best1[i];
+    }
+    assert_true(gm_dsa_check(b, n, h1, why, sizeof why));
+    free(best1);
+    free(best2);
+    free(b);
+}
+
 /* Buffers alive at the peak instant are stacked first, with no gap there, so every peak-first
  * variant packs this staircase at LOAD. */
 static void test_peak_staircase(void **state)
@@ -502,6 +614,10 @@ static void test_peak_staircase(void **state)
         assert_true(gm_dsa_check(b, n, h, why, sizeof why));
         assert_int_equal(h, lb);
     }
+    /* the peak instant: the first at LOAD (ends before starts at one instant) */
+    assert_int_equal(gm_dsa_peak_time(b, n), 4);
+    gm_dsa_buffer c[] = {{0, 0, 5, 3, 1, -1, NULL}, {1, 5, 9, 3, 1, -1, NULL}, {2, 2, 7, 4, 1, -1, NULL}};
+    assert_int_equal(gm_dsa_peak_time(c, 3), 2); /* 7 from 2; at 5 one ends as one starts */
 }
 
 int main(void)
@@ -523,6 +639,8 @@ int main(void)
         cmocka_unit_test(test_shared_instance),
         cmocka_unit_test(test_search_large),
         cmocka_unit_test(test_peak_staircase),
+        cmocka_unit_test(test_best_fit_reference),
+        cmocka_unit_test(test_window_improve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

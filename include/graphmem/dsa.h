@@ -59,12 +59,14 @@ typedef struct gm_dsa_search_opts {
     uint64_t node_limit; /* search nodes; 0: none (4M when budget_s is 0 too). Deterministic */
 } gm_dsa_search_opts;
 
-/* The near-optimal packer: best fit over several orders, then (up to 4,000 buffers) a
- * branch-and-bound search in the spirit of MiniMalloc (buffers placed bottom-up on the lowest
- * skyline section, each resting on the tops of placed buffers, pruned by each section's floor +
- * the size still to place there, with restarts over several candidate orders) that tightens the
- * height from the greedy answer toward LOAD. Sets every offset. *optimal is true when the height
- * equals LOAD (then provably minimal). Deterministic when the node limit, not the clock, ends it. */
+/* The near-optimal packer: best fit over several orders (size, and peak-first orders that stack
+ * the buffers alive at the busiest instants first), then up to 4,000 buffers a branch-and-bound
+ * search in the spirit of MiniMalloc (buffers placed bottom-up on the lowest skyline section,
+ * pruned by section floors, split where no unplaced buffer crosses a section boundary, deciding
+ * LOAD first and then bisecting), and above 4,000 buffers an exact packing of time windows
+ * around the peak with everything else placed around them by best fit. Stops as soon as a
+ * packing reaches LOAD. Sets every offset. *optimal is true when the height equals LOAD (then
+ * provably minimal). Deterministic when the node limit, not the clock, ends it. */
 gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *opts,
                         int64_t *height, bool *optimal, gm_error *err);
 

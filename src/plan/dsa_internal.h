@@ -16,10 +16,23 @@ gm_status gm_dsa_best_fit_seq(gm_dsa_buffer *b, size_t n, const size_t *order, s
                               const unsigned char *fixed, int64_t *height, gm_error *err);
 
 /* Best fit in a peak-first order (dsa_peak.c): buffers by the highest load over their lifetime,
- * descending, ties by the variant's key. */
-enum { GM_DSA_PEAK_END = 0, GM_DSA_PEAK_LENGTH, GM_DSA_PEAK_START, GM_DSA_PEAK_COUNT };
+ * descending, ties by the variant's key; or (GM_DSA_PEAK_COLUMN) the buffers alive at the
+ * first instant of LOAD first, earliest start first, then the others by size descending. */
+enum { GM_DSA_PEAK_END = 0, GM_DSA_PEAK_LENGTH, GM_DSA_PEAK_START, GM_DSA_PEAK_COLUMN,
+       GM_DSA_PEAK_COUNT };
 gm_status gm_dsa_best_fit_peak(gm_dsa_buffer *b, size_t n, int variant, int64_t *height,
                                gm_error *err);
+/* The first instant at which the load reaches LOAD (ends before starts at one instant). */
+int64_t gm_dsa_peak_time(const gm_dsa_buffer *b, size_t n);
+
+/* The branch and bound on windows of time around the load peak (dsa_window.c): the window's
+ * buffers (clipped to it) packed at lb, the others by best fit around them. Tries up to
+ * max_windows windows of growing width, each capped at node_limit / max_windows nodes (1M
+ * when node_limit is 0) and the deadline (<= 0: none); the first packing below *height goes
+ * to best[] (offsets by buffer) and *height. b's offsets are scratch. */
+gm_status gm_dsa_window_improve(gm_dsa_buffer *b, size_t n, int64_t lb, int64_t *best,
+                                int64_t *height, uint64_t node_limit, size_t max_windows,
+                                double deadline, gm_error *err);
 
 /* The branch-and-bound decision behind gm_dsa_search (dsa_bb.c): "is there a packing of height
  * <= H?". The instance is borrowed (not copied) and must outlive the handle. */

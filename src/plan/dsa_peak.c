@@ -9,6 +9,7 @@
  * the fragmentation. Ties (the buffers of one peak) go by end, length or start; which is best
  * varies by trace, so the search tries several (iopddl Y_1: 1.0042 x LOAD by size, LOAD here).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "plan/dsa_internal.h"
@@ -89,6 +90,36 @@ fail:
     return NULL;
 }
 
+typedef struct pev {
+    int64_t t, d;
+} pev;
+
+static int cmp_pev(const void *a, const void *b)
+{
+    const pev *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+int64_t gm_dsa_peak_time(const gm_dsa_buffer *b, size_t n)
+{
+    if (n == 0) return 0;
+    pev *e = gm_malloc(2 * n * sizeof *e);
+    if (!e) return b[0].lower; /* only an order's quality depends on it */
+    for (size_t i = 0; i < n; i++) {
+        e[2 * i] = (pev){b[i].lower, b[i].size};
+        e[2 * i + 1] = (pev){b[i].upper, -b[i].size};
+    }
+    qsort(e, 2 * n, sizeof *e, cmp_pev);
+    int64_t cur = 0, best = -1, t = b[0].lower;
+    for (size_t i = 0; i < 2 * n; i++) {
+        cur += e[i].d;
+        if (cur > best) best = cur, t = e[i].t;
+    }
+    gm_free(e);
+    return t;
+}
+
 gm_status gm_dsa_best_fit_peak(gm_dsa_buffer *b, size_t n, int variant, int64_t *height,
                                gm_error *err)
 {
@@ -103,9 +134,14 @@ gm_status gm_dsa_best_fit_peak(gm_dsa_buffer *b, size_t n, int variant, int64_t 
         gm_free(ord);
         return gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
     }
+    int64_t tp = gm_dsa_peak_time(b, n);
     for (size_t i = 0; i < n; i++) {
         int64_t len = b[i].upper - b[i].lower;
+        bool col = b[i].lower <= tp && tp < b[i].upper;
         switch (variant) {
+        case GM_DSA_PEAK_COLUMN: /* the column first (1 > 0), bottom-up by start; then by size */
+            k[i] = col ? (pkey){1, -b[i].lower, -b[i].size, i} : (pkey){0, b[i].size, b[i].lower, i};
+            break;
         case GM_DSA_PEAK_END: k[i] = (pkey){pk[i], -b[i].upper, len, i}; break;
         case GM_DSA_PEAK_LENGTH: k[i] = (pkey){pk[i], len, b[i].size, i}; break;
         default: k[i] = (pkey){pk[i], -b[i].lower, len, i}; break; /* GM_DSA_PEAK_START */

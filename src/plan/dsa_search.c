@@ -3,9 +3,13 @@
  *
  * 1. Best fit in several greedy orders (peak-first ones from dsa_peak.c, then the plain ones)
  *    gives a first answer (the upper bound).
+ *    A packing at LOAD ends the search at once: it is optimal (the planner's 172,000-buffer
+ *    region reaches it with the first order).
  * 2. A branch-and-bound search in the spirit of MiniMalloc then asks "is there a packing of height
  *    <= H?", first for H = LOAD, then bisecting between what is refuted and the best packing
  *    found.
+ * 3. Instances too big for that (over SEARCH_MAX_N buffers) get the branch and bound on windows
+ *    of time around the load peak instead, the rest packed around them (dsa_window.c).
  *
  * The decision is dsa_bb.c's branch-and-bound (skyline filled bottom-up, MiniMalloc's unallocated
  * floor and dynamic decomposition, restarts over candidate orders). LOAD gets half the budget,
@@ -24,10 +28,12 @@
 #include "util/alloc.h"
 
 /* Beyond this many buffers the search's per-node O(n) candidate scan and the overlap lists get
- * too costly; big traces keep the best greedy answer. */
+ * too costly; big traces get windows around the peak instead. */
 #define SEARCH_MAX_N 4000
 /* The node budget when the caller gives neither nodes nor seconds (a few seconds of search). */
 #define GM_DSA_DEFAULT_NODES 4000000u
+/* Windows around the peak tried on traces too big for the search (dsa_window.c). */
+#define WINDOWS 16
 
 static double now_s(void)
 {
@@ -109,15 +115,17 @@ gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *op
     int64_t ub = INT64_MAX;
     /* The size order first (never worse than gm_dsa_best_fit, and an answer only changes on a
      * strict improvement, so plans stay stable), then the peak-first orders (dsa_peak.c), which
-     * on real traces often reach LOAD. On huge instances without a clock budget the last three
-     * plain orders are skipped (the planner's few seconds). */
-    static const int steps[] = {GM_DSA_ORDER_SIZE, 100 + GM_DSA_PEAK_END, 100 + GM_DSA_PEAK_LENGTH,
-                                100 + GM_DSA_PEAK_START, GM_DSA_ORDER_AREA, GM_DSA_ORDER_LENGTH,
-                                GM_DSA_ORDER_SIZE_LENGTH};
+     * on real traces often reach LOAD: the load peaks' (Y_1), then the peak column's (S_1; only
+     * on instances too big for the branch and bound, whose start it would move). On huge
+     * instances without a clock budget only those three run (the planner's call). */
+    static const int steps[] = {GM_DSA_ORDER_SIZE, 100 + GM_DSA_PEAK_END, 100 + GM_DSA_PEAK_COLUMN,
+                                100 + GM_DSA_PEAK_LENGTH, 100 + GM_DSA_PEAK_START, GM_DSA_ORDER_AREA,
+                                GM_DSA_ORDER_LENGTH, GM_DSA_ORDER_SIZE_LENGTH};
     size_t nsteps = sizeof steps / sizeof *steps;
-    if (deadline <= 0 && n > 50000) nsteps = 4;
+    if (deadline <= 0 && n > 50000) nsteps = 3;
     for (size_t k = 0; k < nsteps; k++) {
         int o = steps[k];
+        if (o == 100 + GM_DSA_PEAK_COLUMN && n <= SEARCH_MAX_N) continue;
         double t_order = now_s();
         int64_t h;
         gm_status st = o >= 100 ? gm_dsa_best_fit_peak(b, n, o - 100, &h, err)
@@ -150,6 +158,16 @@ gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *op
             return gm_error_set(err, GM_ERR_NOMEM, "dsa search: out of memory");
         }
         proven = ub == lb; /* refutations are not reported as proofs (see tighten) */
+    }
+    /* Too big for the search whole: exact packing of windows around the peak (not on the
+     * planner's huge regions without a clock budget, where each window costs a best fit). */
+    if (!proven && n > SEARCH_MAX_N && (deadline > 0 || n <= 50000)) {
+        gm_status st = gm_dsa_window_improve(b, n, lb, best, &ub, limit, WINDOWS, deadline, err);
+        if (st != GM_OK) {
+            gm_free(best);
+            return st;
+        }
+        proven = ub == lb;
     }
     for (size_t i = 0; i < n; i++) b[i].offset = best[i];
     gm_free(best);
