@@ -73,6 +73,7 @@ gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan
     it->units = gm_malloc((size_t)GM_PLAN_R_DYNAMIC * GM_MEM_COUNT * (it->n_labels + 1) * sizeof *it->units);
     if (!it->units) return GM_ERR_NOMEM;
     gm_status st = find_groups(it, m, p);
+    if (st == GM_OK) st = gm_plan_atomic_groups(it, p); /* after the continuous ones: they yield */
     return st == GM_OK ? gm_plan_chain_groups(it, p) : st;
 }
 

@@ -8,6 +8,7 @@
 
 #include "graphmem/plan.h"
 #include "io/json_emit.h"
+#include "plan/planner_internal.h"
 #include "util/alloc.h"
 
 const char *gm_plan_region_name(gm_plan_region_kind r)
@@ -168,6 +169,7 @@ gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, s
     for (size_t i = 0; i < p->n_symbols; i++) write_symbol(&w, &p->symbols[i]);
     gm_jw_close(&w, ']');
     write_inserted(&w, p->report);
+    if (gm_plan_write_atomic(&w, p) != GM_OK) w.st = GM_ERR_NOMEM;
     gm_jw_close(&w, '}');
     gm_jw_put(&w, "\n", 1);
     gm_jw_done(&w);

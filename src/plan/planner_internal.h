@@ -109,6 +109,12 @@ typedef struct gm_plan_items {
  * joined, those that cannot be honoured together marked unusable (plan_chains.c). */
 gm_status gm_plan_chain_groups(gm_plan_items *it, const gm_plan *p);
 
+/* Appends one group per atomic-clean node: the feature-map symbols it zeroes (plan_atomic.c). */
+gm_status gm_plan_atomic_groups(gm_plan_items *it, const gm_plan *p);
+/* Writes "atomic_clean": per clean node the merged address ranges it zeroes (plan_atomic.c). */
+struct gm_jw;
+gm_status gm_plan_write_atomic(struct gm_jw *w, const gm_plan *p);
+
 /* Labels and continuous groups of p's symbols. */
 gm_status gm_plan_items_init(gm_plan_items *it, const gm_model *m, const gm_plan *p);
 /* Items and units from the symbols' current lifetimes and p->fallback (zero-size symbols get
