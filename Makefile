@@ -4,7 +4,7 @@
 #   make run    build and run `graphmem plan` on the embedded example
 #   make test   build with ASan + UBSan into build/asan and run every test (CTest)
 #   make tsan   build with ThreadSanitizer into build/tsan and run the concurrent tests (label tsan)
-#   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan)
+#   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
@@ -15,7 +15,7 @@ TSAN     := build/tsan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run test tsan deps bench clean fuzz fuzz-deps
+.PHONY: all run test tsan deps bench bench-deps clean fuzz fuzz-deps
 
 all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -34,10 +34,27 @@ tsan: deps
 	cmake --build $(TSAN) -j $(JOBS)
 	cd $(TSAN) && ctest --output-on-failure -L tsan -j $(JOBS)
 
-bench: all
+bench: all bench-deps
 	./bench/run_load_bench.sh $(BUILD)
 	./bench/run_passes_bench.sh $(BUILD)
 	./bench/run_plan_bench.sh $(BUILD)
+	./bench/run_alloc_bench.sh $(BUILD)
+
+# The allocator benchmark's peers (jemalloc, mimalloc): installed with apt-get as root; otherwise
+# the exact command is printed and the benchmark skips the missing peer (kept out of `deps`).
+BENCH_DEBS := libjemalloc-dev libmimalloc-dev
+bench-deps:
+	@missing=""; \
+	for p in $(BENCH_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "allocator benchmark peers missing (they will be skipped); to add them, run as root:"; \
+	    echo "  apt-get update && apt-get install -y$$missing"; \
+	  fi; \
+	fi
 
 # Installs the Debian packages the build needs when one is missing: with apt-get as root,
 # otherwise prints the exact command and stops.
