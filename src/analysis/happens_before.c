@@ -32,6 +32,7 @@ struct gm_hb {
     size_t *s_off;       /* stream -> first slot in s_ev (S + 1 entries) */
     int32_t *s_ev;       /* events grouped by stream, in order */
     int64_t *stream_ids; /* dense stream -> id, ascending */
+    int32_t *while_up;   /* node topo id -> nearest enclosing While's topo id, -1 none */
 };
 
 static int cmp_i64(const void *a, const void *b)
@@ -64,12 +65,26 @@ void gm_hb_free(gm_hb *hb)
     gm_free(hb->s_off);
     gm_free(hb->s_ev);
     gm_free(hb->stream_ids);
+    gm_free(hb->while_up);
     gm_free(hb);
 }
 
 size_t gm_hb_stream_count(const gm_hb *hb) { return hb->S; }
 
 int64_t gm_hb_span_end(const gm_hb *hb, const gm_node *n) { return hb->end[n->topo_id]; }
+
+/* The nearest While around each node, so that an access climbs only the loops around it, not
+ * every level of nesting (a value threaded through thousands of nested calls). Parents come
+ * before their bodies in the model order. */
+static void compute_while_up(gm_hb *hb)
+{
+    for (size_t t = 0; t < hb->n; t++) {
+        const gm_node *p = gm_model_node_at(hb->m, t)->graph->parent;
+        if (!p) hb->while_up[t] = -1;
+        else if (gm_node_ctrl_kind(p) == GM_CTRL_WHILE) hb->while_up[t] = (int32_t)p->topo_id;
+        else hb->while_up[t] = hb->while_up[p->topo_id];
+    }
+}
 
 /* Span ends: children come after their parent, so walking backwards finishes a body before
  * its parent is looked at. */
@@ -202,10 +217,12 @@ gm_status gm_hb_build(const gm_model *m, gm_hb **out, gm_error *err)
     hb->vc = gm_malloc(ne * hb->S * sizeof *hb->vc);
     hb->s_off = gm_malloc((hb->S + 1) * sizeof *hb->s_off);
     hb->s_ev = gm_malloc(ne * sizeof *hb->s_ev);
+    hb->while_up = gm_malloc(n * sizeof *hb->while_up);
     if (!hb->end || !hb->ev_enter || !hb->ev_exit || !hb->ev_pos || !hb->ev_stream || !hb->ev_sidx || !hb->vc ||
-        !hb->s_off || !hb->s_ev)
+        !hb->s_off || !hb->s_ev || !hb->while_up)
         goto nomem;
     compute_ends(hb);
+    compute_while_up(hb);
     if (emit_all(hb) != GM_OK) goto nomem;
     *out = hb;
     return GM_OK;
@@ -288,9 +305,8 @@ gm_status gm_hb_life_add(gm_hb_life *l, const gm_node *n)
     l->accesses++;
     /* count the access in every While around it: one used both inside and outside a loop lives
      * through the whole loop (the body runs again after the inside access) */
-    for (const gm_graph *g = n->graph; g->parent; g = g->parent->graph) {
-        const gm_node *w = g->parent;
-        if (gm_node_ctrl_kind(w) != GM_CTRL_WHILE) continue;
+    for (int32_t up = hb->while_up[n->topo_id]; up >= 0; up = hb->while_up[up]) {
+        const gm_node *w = gm_model_node_at(hb->m, (size_t)up);
         size_t j = 0;
         while (j < l->n_loops && l->loops[j].w != w) j++;
         if (j == l->n_loops) {

@@ -68,6 +68,7 @@ typedef struct gm_vfy {
     size_t n_acc, cap_acc;
     int32_t *last, *touched;     /* per-stream scratch of the happens-before test */
     uint64_t *seen;              /* symbol pairs already reported (open addressing) */
+    int32_t *loop_up;            /* node topo id -> nearest enclosing While, -1 none */
     size_t seen_n, seen_cap;
 } gm_vfy;
 

@@ -61,6 +61,7 @@ void gm_vfy_order_free(gm_vfy *c)
     gm_free(c->last);
     gm_free(c->touched);
     gm_free(c->seen);
+    gm_free(c->loop_up);
 }
 
 /* ---- the planning order ----------------------------------------------------------------- */
@@ -288,11 +289,31 @@ typedef struct loop_count {
     size_t n;
 } loop_count;
 
+/* The nearest While whose bodies hold n (any depth), NULL for none: c->loop_up, filled once in
+ * the model order (a parent comes before its bodies), so deep nesting costs one pass in all,
+ * not a climb per access, and no recursion. */
+static const gm_node *loop_around(const gm_vfy *c, const gm_node *n)
+{
+    int32_t w = c->loop_up[n->topo_id];
+    return w >= 0 ? gm_model_node_at(c->m, (size_t)w) : NULL;
+}
+
+static void fill_loop_up(gm_vfy *c)
+{
+    for (size_t t = 0; t < c->n_nodes; t++) {
+        const gm_node *p = gm_model_node_at(c->m, t)->graph->parent;
+        c->loop_up[t] = !p ? -1 : gm_node_ctrl_kind(p) == GM_CTRL_WHILE ? (int32_t)p->topo_id : c->loop_up[p->topo_id];
+    }
+}
+
 static gm_status build_accesses(gm_vfy *c)
 {
     loop_count *loops = NULL;
     size_t cap = 0;
     gm_status st = GM_OK;
+    c->loop_up = gm_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *c->loop_up);
+    if (!c->loop_up) return GM_ERR_NOMEM;
+    fill_loop_up(c);
     for (size_t s = 0; s < c->n_syms && st == GM_OK; s++) {
         gm_vfy_sym *y = &c->syms[s];
         y->acc_first = (uint32_t)c->n_acc;
@@ -323,9 +344,7 @@ static gm_status build_accesses(gm_vfy *c)
             /* an atomic op's memory is zeroed first by its clean node: a write, so an access */
             const gm_node *clean = gm_anchor_clean_node(n, a->out, a->index);
             if (clean && st == GM_OK) st = push_acc(c, c->ev_enter[clean->topo_id]);
-            for (const gm_graph *g = n->graph; g->parent && st == GM_OK; g = g->parent->graph) {
-                const gm_node *w = g->parent;
-                if (gm_node_ctrl_kind(w) != GM_CTRL_WHILE) continue;
+            for (const gm_node *w = loop_around(c, n); w && st == GM_OK; w = loop_around(c, w)) {
                 size_t j = 0;
                 while (j < n_loops && loops[j].w != w) j++;
                 if (j == n_loops) {
