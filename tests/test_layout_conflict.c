@@ -1065,6 +1065,325 @@ static void test_ctrl_check_only(void **state)
     }
 }
 
+/* ---- the pair loop against GE's all-pairs reference -------------------------------------- */
+
+/* gm_lc_eval_symbol visits only the pairs whose attribute classes a table relates; with
+ * brute_force it visits every pair i < j as GE's FindConflictNodes does. Both must give the
+ * same conflicts, in the same order, chosen by the same attribute pair, with the same status
+ * and the same log (debug level: marks, [Conflict] lines, ref_var_src_var_name skips). */
+
+static uint64_t g_rng;
+static uint32_t rnd(uint32_t n)
+{
+    g_rng = g_rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return (uint32_t)(g_rng >> 33) % n;
+}
+
+/* One evaluation of symbols syms[0..ns) of graph g, everything it decided written to f. */
+static void eval_into(FILE *f, const gm_graph *g, const gm_layout_symbol *syms, size_t ns, bool check_only,
+                      gm_layout_flags fl, bool brute)
+{
+    gm_error err;
+    gm_error_clear(&err);
+    gm_lc lc;
+    gm_lc_init(&lc, g, &err, check_only);
+    lc.fl = fl;
+    lc.brute_force = brute;
+    for (size_t s = 0; s < ns && !(check_only && lc.found); s++) {
+        gm_status st = gm_lc_eval_symbol(&lc, syms[s].anchors, syms[s].n);
+        fprintf(f, "symbol %zu: status %d found %d conflicts %zu\n", s, (int)st, (int)lc.found, lc.n_conf);
+        for (size_t k = 0; k < lc.n_conf; k++) {
+            char b[320];
+            fprintf(f, "  %s [%s, %s]\n", gm_lc_anchor_str(lc.conf[k].at, b, sizeof b), gm_lt_name(lc.conf[k].ta),
+                    gm_lt_name(lc.conf[k].tb));
+        }
+        if (st != GM_OK) {
+            fprintf(f, "  error: %s\n", err.message);
+            break;
+        }
+    }
+    gm_lc_fini(&lc);
+}
+
+/* Compares the two evaluations; returns the number of conflicts the reference found. */
+static size_t assert_same_as_all_pairs(const gm_graph *g, const gm_layout_symbol *syms, size_t ns, bool check_only,
+                                       gm_layout_flags fl, const char *what)
+{
+    char *out[2] = {NULL, NULL};
+    size_t len[2];
+    gm_log_level was = gm_log_get_level();
+    for (int brute = 0; brute < 2; brute++) {
+        FILE *f = open_memstream(&out[brute], &len[brute]);
+        assert_non_null(f);
+        gm_log_set_stream(f);
+        gm_log_set_level(GM_LOG_DEBUG);
+        eval_into(f, g, syms, ns, check_only, fl, brute);
+        gm_log_set_level(was);
+        gm_log_set_stream(NULL);
+        fclose(f);
+    }
+    if (strcmp(out[0], out[1]) != 0)
+        fail_msg("%s (check_only %d): related pairs:\n%s\nall pairs:\n%s", what, check_only, out[0], out[1]);
+    size_t n = 0;
+    for (const char *p = out[1]; (p = strstr(p, "[MemConflict][Conflict]")); p++) n++;
+    free(out[0]);
+    free(out[1]);
+    return n;
+}
+
+/* The symbols of a built table as gm_layout_symbol lists (free *store and *syms). */
+static size_t table_symbols(const gm_symbols *s, gm_anchor **store, gm_layout_symbol **syms)
+{
+    size_t total = 0, ns = gm_symbols_count(s);
+    for (size_t i = 0; i < ns; i++) total += gm_symbol_size(s, gm_symbols_at(s, i));
+    *store = malloc((total ? total : 1) * sizeof **store);
+    *syms = malloc((ns ? ns : 1) * sizeof **syms);
+    assert_true(*store && *syms);
+    size_t at = 0;
+    for (size_t i = 0; i < ns; i++) {
+        int32_t sym = gm_symbols_at(s, i);
+        (*syms)[i].anchors = *store + at;
+        size_t k = 0;
+        for (int32_t a = gm_symbol_first(s, sym); a >= 0; a = gm_symbols_next(s, a)) (*store)[at + k++] = gm_symbols_anchor(s, a);
+        (*syms)[i].n = k;
+        at += k;
+    }
+    return ns;
+}
+
+/* Both ways over the model's own symbol table and, when shuffle, over every anchor of the
+ * model dealt at random into a few made-up symbols (any attribute may meet any other). */
+static size_t compare_model(gm_model *m, bool shuffle, const char *what)
+{
+    gm_graph *root = gm_model_root(m);
+    gm_error err;
+    gm_error_clear(&err);
+    gm_symbols *s = NULL;
+    assert_int_equal(gm_symbols_build(m, &s, &err), GM_OK);
+    gm_anchor *store = NULL;
+    gm_layout_symbol *syms = NULL;
+    size_t ns = table_symbols(s, &store, &syms), found = 0;
+    gm_layout_flags fl = gm_layout_flags_for(root);
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant) { /* the refresh gates and the user-input rule, either way */
+            fl.fm_refreshable = rnd(2);
+            fl.physical_refreshable = rnd(2);
+            fl.user_in_nopad_cont_out = rnd(2);
+            fl.root_static = rnd(4) != 0;
+        }
+        found += assert_same_as_all_pairs(root, syms, ns, false, fl, what);
+        assert_same_as_all_pairs(root, syms, ns, true, fl, what);
+    }
+    if (shuffle) {
+        size_t n = 0;
+        for (size_t i = 0; i < ns; i++) n += syms[i].n;
+        gm_anchor *all = malloc((n ? n : 1) * sizeof *all);
+        assert_non_null(all);
+        n = 0;
+        for (size_t i = 0; i < gm_model_node_count(m); i++) {
+            gm_node *nd = gm_model_node_at(m, i);
+            for (uint32_t k = 0; k < nd->n_out; k++) all[n++] = (gm_anchor){nd, k, true};
+            for (uint32_t k = 0; k < nd->n_in; k++) all[n++] = (gm_anchor){nd, k, false};
+        }
+        for (size_t i = n; i > 1; i--) {
+            size_t j = rnd((uint32_t)i);
+            gm_anchor t = all[i - 1];
+            all[i - 1] = all[j];
+            all[j] = t;
+        }
+        gm_layout_symbol made[3];
+        size_t parts = 1 + rnd(3), at = 0;
+        for (size_t p = 0; p < parts; p++) {
+            size_t take = p + 1 == parts ? n - at : rnd((uint32_t)(n - at + 1));
+            made[p] = (gm_layout_symbol){all + at, take};
+            at += take;
+        }
+        found += assert_same_as_all_pairs(root, made, parts, false, fl, what);
+        assert_same_as_all_pairs(root, made, parts, true, fl, what);
+        free(all);
+    }
+    free(store);
+    free(syms);
+    gm_symbols_free(s);
+    return found;
+}
+
+/* A random graph of the node kinds that carry the 14 attributes. */
+static char *random_graph(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    char outs[64][48];
+    char vars[16][32];
+    size_t n_outs = 0, n_vars = 0, n_nodes = 4 + rnd(12);
+    static const int64_t mem[] = {0, 0, 17, 64};
+#define PICK() (n_outs ? outs[rnd(4) ? n_outs - 1 - rnd(n_outs < 3 ? (uint32_t)n_outs : 3) : rnd((uint32_t)n_outs)] : "x:0")
+    fprintf(f, "{'graphmem':1,'graphs':[{'name':'root','nodes':[");
+    for (size_t i = 0; i < n_nodes; i++) {
+        char name[24];
+        snprintf(name, sizeof name, "n%zu", i);
+        uint32_t kind = rnd(14);
+        if (!n_outs && kind > 3) kind = rnd(4);
+        uint32_t n_in = 0, n_out = 1;
+        const char *type = "Relu";
+        char attrs[256] = "", oattr[96] = "";
+        switch (kind) {
+        case 0: type = "Data"; snprintf(attrs, sizeof attrs, "'index':%zu", i); break;
+        case 1: type = "RefData"; snprintf(attrs, sizeof attrs, "'index':%zu", i); break;
+        case 2: type = rnd(2) ? "Const" : "Constant"; break;
+        case 3: type = "Variable"; break;
+        case 4: type = "Relu"; n_in = 1; break;
+        case 5: type = rnd(3) ? "StreamSwitch" : "LabelSwitchByIndex"; n_in = 1; break;
+        case 6:
+            type = "HcomAllReduce"; n_in = 1 + rnd(2);
+            snprintf(attrs, sizeof attrs, "'_input_memory_type':[%lld,%lld],'_output_memory_type':[%lld]",
+                     (long long)mem[rnd(4)], (long long)mem[rnd(4)], (long long)mem[rnd(4)]);
+            break;
+        case 7:
+            type = "ConcatD"; n_in = 2 + rnd(2);
+            snprintf(attrs, sizeof attrs, "'continuous_input':true%s,'_input_memory_type':[%lld,%lld,%lld]",
+                     rnd(4) ? "" : ",'_no_padding_continuous_input':true", (long long)mem[rnd(4)],
+                     (long long)mem[rnd(4)], (long long)mem[rnd(4)]);
+            if (rnd(3) == 0) {
+                strcat(attrs, ",'_output_reuse_input':true");
+                snprintf(oattr, sizeof oattr, ",'reuse_input':true,'reuse_input_index':0");
+            }
+            break;
+        case 8:
+            type = "PhonyConcat"; n_in = 2 + rnd(2);
+            snprintf(attrs, sizeof attrs, "'_no_padding_continuous_input':true,'_output_reuse_input':true");
+            snprintf(oattr, sizeof oattr, ",'reuse_input':true,'reuse_input_index':0");
+            break;
+        case 9:
+            type = "SplitD"; n_in = 1; n_out = 2 + rnd(2);
+            snprintf(attrs, sizeof attrs, "'continuous_output':true,'_output_memory_type':[%lld,%lld,%lld]%s",
+                     (long long)mem[rnd(4)], (long long)mem[rnd(4)], (long long)mem[rnd(4)],
+                     rnd(3) ? "" : ",'_output_reuse_input':true");
+            break;
+        case 10:
+            type = "PhonySplit"; n_in = 1; n_out = 2;
+            snprintf(attrs, sizeof attrs, "'_no_padding_continuous_output':true,'_output_reuse_input':true");
+            break;
+        case 11:
+            if (!n_vars) { kind = 4; type = "Relu"; n_in = 1; break; }
+            type = "Assign"; n_in = 2;
+            break;
+        case 12: type = rnd(2) ? "Identity" : "MemcpyAsync"; n_in = 1; break;
+        default: type = "Relu"; n_in = 1; break;
+        }
+        fprintf(f, "%s{'name':'%s','type':'%s'", i ? "," : "", name, type);
+        if (n_in) {
+            fprintf(f, ",'inputs':[");
+            const char *var = kind == 11 ? vars[rnd((uint32_t)n_vars)] : NULL;
+            for (uint32_t k = 0; k < n_in; k++) {
+                if (var && k == 0) fprintf(f, "'%s:0'", var);
+                else fprintf(f, "%s'%s'", k ? "," : "", PICK());
+            }
+            fprintf(f, "]");
+            if (var) snprintf(oattr, sizeof oattr, ",'attrs':{'ref_var_src_var_name':'%s'}", var);
+        }
+        fprintf(f, ",'outputs':[");
+        for (uint32_t k = 0; k < n_out; k++)
+            fprintf(f, "%s{'dtype':'float32','shape':[4]%s}", k ? "," : "", k == 0 ? oattr : "");
+        fprintf(f, "]");
+        if (attrs[0]) fprintf(f, ",'attrs':{%s}", attrs);
+        fprintf(f, "}");
+        for (uint32_t k = 0; k < n_out && n_outs < 64; k++) snprintf(outs[n_outs++], sizeof outs[0], "%s:%u", name, k);
+        if ((kind == 1 || kind == 3) && n_vars < 16) snprintf(vars[n_vars++], sizeof vars[0], "%s", name);
+    }
+    fprintf(f, ",{'name':'netoutput','type':'NetOutput','inputs':[");
+    uint32_t n_ret = 1 + rnd(3);
+    for (uint32_t k = 0; k < n_ret; k++) fprintf(f, "%s'%s'", k ? "," : "", PICK());
+    fprintf(f, "]}]}]}");
+#undef PICK
+    fclose(f);
+    return buf;
+}
+
+static void test_related_pairs_random(void **state)
+{
+    (void)state;
+    g_rng = 20240611;
+    size_t loaded = 0, conflicts = 0;
+    char why[1024] = "";
+    for (int t = 0; t < 1000; t++) {
+        char *text = random_graph();
+        gm_model *m = scn_load_quoted(text, why, sizeof why);
+        if (m) {
+            char what[32];
+            snprintf(what, sizeof what, "random graph %d", t);
+            conflicts += compare_model(m, true, what);
+            gm_model_free(m);
+            loaded++;
+        }
+        free(text);
+    }
+    /* the graphs are valid models, and rich: many pairs decide something */
+    if (loaded < 950) fail_msg("only %zu of 1000 random graphs loaded (last: %s)", loaded, why);
+    assert_true(conflicts > 1000);
+}
+
+/* Large symbols: a tensor read by a thousand consumers of every kind, and a value threaded
+ * through nested calls (one symbol of 3 anchors per level). */
+static void test_related_pairs_large_symbols(void **state)
+{
+    (void)state;
+    g_rng = 7;
+    static const char *const readers[] = {
+        "'type':'Relu','inputs':['a:0']",
+        "'type':'ConcatD','inputs':['a:0','b:0'],'attrs':{'continuous_input':true}",
+        "'type':'StreamSwitch','inputs':['a:0']",
+        "'type':'HcomAllReduce','inputs':['a:0'],'attrs':{'_input_memory_type':[17]}",
+        "'type':'PhonyConcat','inputs':['b:0','a:0'],'attrs':{'_no_padding_continuous_input':true}",
+        "'type':'HcomAllReduce','inputs':['a:0'],'attrs':{'_input_memory_type':[64]}",
+        "'type':'Relu','inputs':['a:0']",
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    fprintf(f, "{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'x','type':'Data','attrs':{'index':0},"
+               "'outputs':[{'dtype':'float32','shape':[4]}]},"
+               "{'name':'a','type':'Relu','inputs':['x:0'],'outputs':[{'dtype':'float32','shape':[4]}]},"
+               "{'name':'b','type':'Relu','inputs':['x:0'],'outputs':[{'dtype':'float32','shape':[4]}]}");
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, ",{'name':'r%d',%s,'outputs':[{'dtype':'float32','shape':[4]}]}", i, readers[i % 7]);
+    fprintf(f, ",{'name':'o','type':'NetOutput','inputs':['a:0','r0:0']}]}]}");
+    fclose(f);
+    gm_model *m = load_q(buf);
+    free(buf);
+    assert_true(compare_model(m, false, "a tensor with 1000 readers") > 0);
+    gm_model_free(m);
+
+    /* the brief's nested calls, 150 deep */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    fprintf(f, "{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'x','type':'Data','attrs':{'index':0},"
+               "'outputs':[{'dtype':'float32','shape':[4]}]},{'name':'call0','type':'PartitionedCall','inputs':['x:0'],"
+               "'subgraphs':['g0'],'outputs':[{'dtype':'float32','shape':[4]}]},"
+               "{'name':'out','type':'NetOutput','inputs':['call0:0']}]}");
+    for (int i = 0; i < 150; i++) {
+        fprintf(f, ",{'name':'g%d','parent':'call%d','nodes':[{'name':'d%d','type':'Data','attrs':{'_parent_node_index':0},"
+                   "'outputs':[{'dtype':'float32','shape':[4]}]},", i, i, i);
+        if (i + 1 < 150)
+            fprintf(f, "{'name':'call%d','type':'PartitionedCall','inputs':['d%d:0'],'subgraphs':['g%d'],"
+                       "'outputs':[{'dtype':'float32','shape':[4]}]},{'name':'o%d','type':'NetOutput','inputs':['call%d:0'],",
+                    i + 1, i, i + 1, i, i + 1);
+        else
+            fprintf(f, "{'name':'r%d','type':'StreamSwitch','inputs':['d%d:0'],'outputs':[{'dtype':'float32','shape':[4]}]},"
+                       "{'name':'o%d','type':'NetOutput','inputs':['r%d:0'],", i, i, i, i);
+        fprintf(f, "'input_descs':[{'attrs':{'_parent_node_index':0}}]}]}");
+    }
+    fprintf(f, "]}");
+    fclose(f);
+    m = load_q(buf);
+    free(buf);
+    compare_model(m, false, "150 nested calls");
+    gm_model_free(m);
+}
+
 /* ---- robustness --------------------------------------------------------------------------- */
 
 /* A second run finds every copy in place (IsSkipInsert, and copies that separate). */
@@ -1152,6 +1471,8 @@ int main(void)
         cmocka_unit_test(test_second_run_inserts_nothing),
         cmocka_unit_test(test_null_model),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_related_pairs_random),
+        cmocka_unit_test(test_related_pairs_large_symbols),
         cmocka_unit_test(test_layout_scenarios),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

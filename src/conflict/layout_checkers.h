@@ -46,9 +46,26 @@ typedef struct gm_lc {
     bool visited[GM_LT_COUNT][GM_LT_COUNT]; /* as-symbol checkers already run for this symbol */
     uint8_t table[GM_LT_COUNT][GM_LT_COUNT]; /* the tables and registry flattened: see gm_lc_init */
 
+    /* The symbol's anchors by class — one class per distinct attribute list (direction and
+     * mask), so the lists are made once per class, and only pairs of classes the tables
+     * relate are visited (see gm_lc_eval_symbol). */
+    uint16_t *cls;       /* per anchor: its class */
+    size_t *by_cls;      /* anchor positions grouped by class, each group in symbol order */
+    size_t cap_cls;
+    struct gm_lc_class *classes;
+    size_t n_classes, cap_classes;
+    uint8_t *rel;        /* n_classes x n_classes: some attribute pair has a table entry */
+    size_t *heads;       /* per row: (class, next member) of the classes being merged */
+    size_t cap_rel;
+    size_t *skips;       /* the ref_var_src_var_name pairs IsSkip logs, as (i, j) i < j, sorted */
+    size_t n_skips, cap_skips;
+    bool brute_force;    /* the reference: every pair i < j, as GE's FindConflictNodes (tests) */
+
     /* What the symbol's pairs decided. */
     gm_lc_conflict *conf;
     size_t n_conf, cap_conf;
+    size_t *conf_hash;   /* over conf once it grows: position + 1, 0 = empty */
+    size_t conf_hash_cap, conf_hash_mask; /* mask 0: not in use */
     bool found;          /* some conflict in any symbol so far */
 
     /* Scratch anchor lists for the checkers (producer lists). */
@@ -70,7 +87,9 @@ typedef gm_status (*gm_lc_checker)(gm_lc *lc, const gm_lc_pair *p);
 void gm_lc_init(gm_lc *lc, const gm_graph *g, gm_error *err, bool check_only);
 void gm_lc_fini(gm_lc *lc);
 /* Marks the symbol's anchors and evaluates every unordered pair (§2.5). lc->conf receives the
- * conflicting anchors (each once). */
+ * conflicting anchors (each once), in the order GE's pair loop finds them. Pairs no table
+ * relates are not visited (the result, logs included, is that of visiting all of them; with
+ * lc->brute_force set every pair is visited, as the reference the tests compare with). */
 gm_status gm_lc_eval_symbol(gm_lc *lc, const gm_anchor *a, size_t n);
 
 /* Is (node, out, index) in the symbol under evaluation? */
