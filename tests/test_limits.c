@@ -1,0 +1,90 @@
+/*
+ * test_limits.c — inputs at the edge: subgraphs nested 20,000 deep go through the passes, the
+ * planner and the verifier without recursion eating the stack, and near-linearly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphmem/io.h"
+#include "graphmem/passes.h"
+#include "graphmem/plan.h"
+
+/* x -> call0{ d0 -> call1{ d1 -> ... { d(D-1) -> relu } } } -> out: one value threaded through
+ * D nested PartitionedCall bodies. */
+static char *deep_model(int depth)
+{
+    size_t cap = (size_t)depth * 700 + 1024, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+#define PUT(...) len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__)
+    PUT("{\"graphmem\":1,\"name\":\"deep\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"call0\",\"type\":\"PartitionedCall\",\"inputs\":[\"x:0\"],\"subgraphs\":[\"g0\"],"
+        "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"call0:0\"]}]}");
+    for (int i = 0; i < depth; i++) {
+        PUT(",{\"name\":\"g%d\",\"parent\":\"call%d\",\"nodes\":[{\"name\":\"d%d\",\"type\":\"Data\",\"attrs\":"
+            "{\"_parent_node_index\":0},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},",
+            i, i, i);
+        if (i + 1 < depth)
+            PUT("{\"name\":\"call%d\",\"type\":\"PartitionedCall\",\"inputs\":[\"d%d:0\"],\"subgraphs\":[\"g%d\"],"
+                "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},{\"name\":\"o%d\",\"type\":\"NetOutput\","
+                "\"inputs\":[\"call%d:0\"],\"input_descs\":[{\"attrs\":{\"_parent_node_index\":0}}]}]}",
+                i + 1, i, i + 1, i, i + 1);
+        else
+            PUT("{\"name\":\"r\",\"type\":\"Relu\",\"inputs\":[\"d%d:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":"
+                "[4]}]},{\"name\":\"o%d\",\"type\":\"NetOutput\",\"inputs\":[\"r:0\"],\"input_descs\":[{\"attrs\":"
+                "{\"_parent_node_index\":0}}]}]}",
+                i, i);
+    }
+    PUT("]}");
+#undef PUT
+    return t;
+}
+
+static void test_deep_nesting(void **state)
+{
+    (void)state;
+    char *text = deep_model(20000);
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "deep.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_pass_report rep = {0};
+    gm_pass_set avail = 0;
+    if (gm_passes_run(m, GM_PASS_SET_ALL, &rep, &avail, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_pass_report_free(&rep);
+    gm_plan *p = NULL;
+    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(p->unresolved, 0);
+    assert_non_null(p->text);
+    gm_plan_free(p);
+    gm_model_free(m);
+    free(text);
+}
+
+/* A graph nested inside itself is refused with a message, not a loop or a crash. */
+static void test_nesting_cycle(void **state)
+{
+    (void)state;
+    static const char k_cycle[] =
+        "{\"graphmem\":1,\"name\":\"c\",\"graphs\":[{\"name\":\"root\",\"nodes\":[{\"name\":\"x\",\"type\":\"Data\","
+        "\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]}]},"
+        "{\"name\":\"a\",\"parent\":\"cb\",\"nodes\":[{\"name\":\"ca\",\"type\":\"PartitionedCall\",\"subgraphs\":[\"b\"]}]},"
+        "{\"name\":\"b\",\"parent\":\"ca\",\"nodes\":[{\"name\":\"cb\",\"type\":\"PartitionedCall\",\"subgraphs\":[\"a\"]}]}]}";
+    gm_model *m = NULL;
+    gm_error err;
+    assert_int_equal(gm_model_read_json(k_cycle, strlen(k_cycle), "cycle.json", &m, &err), GM_ERR_INPUT);
+    assert_null(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_deep_nesting), cmocka_unit_test(test_nesting_cycle)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
