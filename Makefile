@@ -6,6 +6,7 @@
 #   make tsan   build with ThreadSanitizer into build/tsan and run the concurrent tests (label tsan)
 #   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
+#   make valgrind  the command line under Valgrind over the shared models (tests/valgrind_cli.sh)
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev
@@ -15,7 +16,7 @@ TSAN     := build/tsan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run test tsan deps bench bench-deps clean fuzz fuzz-deps
+.PHONY: all run test tsan deps bench bench-deps clean fuzz fuzz-deps valgrind
 
 all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -86,6 +87,12 @@ fuzz-deps:
 	  else \
 	    echo "clang is missing; run as root:"; echo "  apt-get update && apt-get install -y clang"; exit 1; \
 	  fi; }
+
+valgrind: all
+	@command -v valgrind >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null || exit 1; \
+	  else echo "valgrind is missing; run as root: apt-get install -y valgrind"; exit 1; fi; }
+	./tests/valgrind_cli.sh $(BUILD)/graphmem .
 
 clean:
 	rm -rf $(BUILD)
