@@ -88,6 +88,10 @@ expect 0 "one strategy" "$GM" plan --strategy max-block && has "$TMP/out" "max-b
 # run: the example executed on host streams, every read checked.
 expect 0 "run" "$GM" run --streams 4 --iterations 2 && has "$TMP/out" "every read found its writer's data" "run clean"
 expect 0 "run --json" "$GM" run --json && has "$TMP/out" '"corrupted_reads":	0' "run json"
+expect 0 "run --dynamic" "$GM" run --dynamic --streams 4 --iterations 2 && has "$TMP/out" "recycles" "allocator stats" \
+  && has "$TMP/out" "every read found its writer's data" "dynamic run clean"
+expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator"
+expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"
 expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
 expect 2 "run bad backend" "$GM" run --backend tpu && has "$TMP/err" "host or cuda" "names the backends"
 expect 2 "check needs a model" "$GM" check

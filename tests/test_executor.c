@@ -46,11 +46,19 @@ static gm_run_stats run(gm_model *m, unsigned streams, unsigned iterations, cons
     return s;
 }
 
+/* GM_EXEC_QUICK=1 (set for the ThreadSanitizer build): fewer models and stream counts. */
+static bool quick(void)
+{
+    const char *q = getenv("GM_EXEC_QUICK");
+    return q && *q == '1';
+}
+
 static void test_embedded_example_clean(void **state)
 {
     (void)state;
     static const unsigned counts[] = {1, 2, 4, 8};
     for (size_t i = 0; i < 4; i++) {
+        if (quick() && counts[i] != 1 && counts[i] != 4) continue;
         gm_model *m = NULL;
         gm_error err;
         assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
@@ -68,8 +76,8 @@ static void test_shared_models_clean(void **state)
     (void)state;
     static const char *const files[] = {"resnet18.onnx", "control_flow.onnx", "mlp_train_step.graphmem.json",
                                         "transformer_lm_train_step.graphmem.json"};
-    for (size_t f = 0; f < sizeof files / sizeof *files; f++)
-        for (unsigned streams = 1; streams <= 4; streams *= 2) {
+    for (size_t f = 0; f < (quick() ? 2 : sizeof files / sizeof *files); f++)
+        for (unsigned streams = 1; streams <= 4; streams *= quick() ? 4 : 2) {
             char path[1024];
             snprintf(path, sizeof path, "%s/models/%s", GM_TEST_DATA_DIR, files[f]);
             gm_model *m = NULL;

@@ -11,6 +11,12 @@
  *
  * Static mode: the memory comes from a plan (graphmem/plan.h) made for the same stream
  * assignment: one allocation per region, each tensor at its planned offset.
+ *
+ * Dynamic mode: no plan. GE's runtime v2 allocator (caching L1 over the device, a
+ * MultiStreamL2Allocator per stream, cross-stream borrowing) hands each buffer (a symbol: the
+ * anchors that share one address) out when its first writer is launched and takes it back on
+ * each stream after that stream's last use; the events at cross-stream edges carry the
+ * allocators' recycle news.
  */
 #ifndef GRAPHMEM_EXECUTOR_H
 #define GRAPHMEM_EXECUTOR_H
@@ -31,9 +37,29 @@ typedef struct gm_run_options {
     int device_id;
     unsigned streams;    /* 1..64; the model's nodes are spread over them (gm_run_assign_streams) */
     unsigned iterations; /* >= 1 */
+    uint64_t memory_limit; /* device bytes the run may hold (gm_device_set_memory_limit); 0 = no limit */
 } gm_run_options;
 
 void gm_run_options_init(gm_run_options *o);
+
+/* What the runtime allocator did in a dynamic run (all iterations); zero in static mode. */
+typedef struct gm_run_alloc_stats {
+    uint64_t mallocs;           /* blocks handed out by the per-stream L2 allocators */
+    uint64_t allocated_bytes;   /* bytes of those blocks, summed */
+    uint64_t peak_bytes;        /* most bytes in blocks at one time (whole 64 KiB pages) */
+    uint64_t reserved_bytes;    /* most bytes the L2 pools held from L1 (in use + cached) */
+    uint64_t device_peak_bytes; /* most device memory L1 held */
+    uint64_t live_bytes;        /* bytes still in blocks after the run: 0 unless a leak */
+    uint64_t borrow_hits;       /* mallocs served by a block another stream lent */
+    uint64_t birth_recycles, borrow_recycles, local_recycles; /* frees, by recycle mode */
+    uint64_t cross_stream_accesses; /* references taken by readers on other streams */
+    uint64_t events_sent, events_waited; /* allocator payloads at cross-stream edges */
+    uint64_t messages_sent, stale_messages; /* local-recycle news applied / found stale */
+    uint64_t returned_home;     /* borrowed blocks sent back to their birth stream */
+    uint64_t leaked_blocks;     /* blocks the group's destructor had to reclaim */
+    uint64_t sync_violations;   /* allocator sanity failures (a bug if > 0) */
+    uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */
+} gm_run_alloc_stats;
 
 typedef struct gm_run_stats {
     uint64_t tasks;            /* node tasks run, all iterations */
@@ -45,6 +71,8 @@ typedef struct gm_run_stats {
     uint64_t device_bytes;     /* memory allocated on the device for the plan's regions */
     uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
     char first_corruption[256]; /* "node 'x' read 'y_out_0' (iteration k): n bytes differ" */
+    bool dynamic;               /* gm_run_dynamic filled it: alloc below is meaningful */
+    gm_run_alloc_stats alloc;
 } gm_run_stats;
 
 /* Spreads m's nodes over `streams` streams, deterministically: nodes keep their stream's
@@ -56,6 +84,13 @@ void gm_run_assign_streams(gm_model *m, unsigned streams);
  * and fills *stats. GM_OK means it ran; corruption is reported in stats, not as an error. */
 gm_status gm_run_static(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_run_stats *stats,
                         gm_error *err);
+
+/* Runs m (finalized, sorted, streams assigned) o->iterations times without a plan: every
+ * buffer comes from the multi-stream runtime allocator when its first writer is launched and
+ * goes back after its last use on each stream. A buffer of run-time size gets the largest size
+ * any of its anchors declares, else 4 KiB (counted in stats->alloc.assumed_sizes). GM_OK means
+ * it ran; corruption is reported in stats, not as an error. */
+gm_status gm_run_dynamic(const gm_model *m, const gm_run_options *o, gm_run_stats *stats, gm_error *err);
 
 #ifdef __cplusplus
 }

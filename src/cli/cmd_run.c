@@ -1,7 +1,8 @@
 /*
  * cmd_run.c — `graphmem run [MODEL]`: the compiler passes, the streams assigned, a verified
- * plan for them, then the graph executed on a device backend with every read checked; prints
- * what ran and whether any memory was reused too early (exit 1 if so).
+ * plan for them (or, with --dynamic, no plan: the runtime allocator), then the graph executed
+ * on a device backend with every read checked; prints what ran, the allocator's statistics in
+ * dynamic mode, and whether any memory was reused too early (exit 1 if so).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,13 +15,58 @@
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 
+static unsigned long long u(uint64_t v) { return (unsigned long long)v; }
+
+/* The runtime allocator's side of a dynamic run. */
+static void print_alloc_text(const gm_run_alloc_stats *a)
+{
+    printf("  %-26s dynamic: runtime allocator (caching L1, per-stream L2, cross-stream borrowing)\n", "memory");
+    printf("  %-26s %llu bytes in %llu blocks; peak %llu bytes in use, %llu reserved by the L2 pools, %llu on "
+           "the device\n",
+           "allocated", u(a->allocated_bytes), u(a->mallocs), u(a->peak_bytes), u(a->reserved_bytes),
+           u(a->device_peak_bytes));
+    printf("  %-26s %llu borrow hits, %llu cross-stream references\n", "borrowed", u(a->borrow_hits),
+           u(a->cross_stream_accesses));
+    printf("  %-26s %llu birth, %llu borrow, %llu local\n", "recycles", u(a->birth_recycles), u(a->borrow_recycles),
+           u(a->local_recycles));
+    printf("  %-26s %llu sent, %llu waited; %llu messages applied, %llu stale; %llu blocks returned home\n",
+           "allocator events", u(a->events_sent), u(a->events_waited), u(a->messages_sent), u(a->stale_messages),
+           u(a->returned_home));
+    if (a->assumed_sizes)
+        printf("  %-26s %llu buffers of run-time size given their largest declared size or 4 KiB\n", "assumed sizes",
+               u(a->assumed_sizes));
+    printf("  %-26s %llu bytes still in use, %llu blocks leaked\n", "at the end", u(a->live_bytes),
+           u(a->leaked_blocks));
+}
+
+static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
+{
+    cJSON *o = cJSON_AddObjectToObject(j, "allocator");
+    if (!o) return;
+    const struct {
+        const char *key;
+        uint64_t v;
+    } f[] = {{"allocated_bytes", a->allocated_bytes}, {"mallocs", a->mallocs}, {"peak_bytes", a->peak_bytes},
+             {"reserved_bytes", a->reserved_bytes}, {"device_peak_bytes", a->device_peak_bytes},
+             {"borrow_hits", a->borrow_hits}, {"birth_recycles", a->birth_recycles},
+             {"borrow_recycles", a->borrow_recycles}, {"local_recycles", a->local_recycles},
+             {"cross_stream_accesses", a->cross_stream_accesses}, {"events_sent", a->events_sent},
+             {"events_waited", a->events_waited}, {"messages_applied", a->messages_sent},
+             {"stale_messages", a->stale_messages}, {"returned_home", a->returned_home},
+             {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, (double)f[i].v);
+}
+
 static void print_text(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
 {
     printf("graphmem run: %s (%s)\n", gm_model_name(m), *gm_model_source(m) ? gm_model_source(m) : "<embedded example>");
     printf("  %-26s %s, device %d, %u stream%s, %u iteration%s\n", "backend", gm_backend_name(ro->backend),
            ro->device_id, ro->streams, ro->streams == 1 ? "" : "s", ro->iterations, ro->iterations == 1 ? "" : "s");
-    printf("  %-26s static plan: %lld feature-map bytes (lower bound %lld), %llu bytes allocated\n", "memory",
-           (long long)p->feature_map_bytes, (long long)p->lower_bound_bytes, (unsigned long long)s->device_bytes);
+    if (p)
+        printf("  %-26s static plan: %lld feature-map bytes (lower bound %lld), %llu bytes allocated\n", "memory",
+               (long long)p->feature_map_bytes, (long long)p->lower_bound_bytes, (unsigned long long)s->device_bytes);
+    else
+        print_alloc_text(&s->alloc);
     printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", (unsigned long long)s->tasks,
            (unsigned long long)s->events);
     printf("  %-26s %llu reads, %llu bytes", "checked", (unsigned long long)s->reads_checked,
@@ -42,8 +88,13 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddStringToObject(j, "backend", gm_backend_name(ro->backend));
     cJSON_AddNumberToObject(j, "streams", ro->streams);
     cJSON_AddNumberToObject(j, "iterations", ro->iterations);
-    cJSON_AddNumberToObject(j, "feature_map_bytes", (double)p->feature_map_bytes);
-    cJSON_AddNumberToObject(j, "device_bytes", (double)s->device_bytes);
+    cJSON_AddStringToObject(j, "memory", p ? "static" : "dynamic");
+    if (p) {
+        cJSON_AddNumberToObject(j, "feature_map_bytes", (double)p->feature_map_bytes);
+        cJSON_AddNumberToObject(j, "device_bytes", (double)s->device_bytes);
+    } else {
+        add_alloc_json(j, &s->alloc);
+    }
     cJSON_AddNumberToObject(j, "tasks", (double)s->tasks);
     cJSON_AddNumberToObject(j, "events", (double)s->events);
     cJSON_AddNumberToObject(j, "reads_checked", (double)s->reads_checked);
@@ -66,6 +117,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     if (!gm_backend_from_name(o->backend, &ro.backend))
         return gm_error_set(&err, GM_ERR_USAGE, "run: unknown backend '%s'", o->backend), gm_cli_fail(&err);
     ro.device_id = o->device, ro.streams = o->streams, ro.iterations = o->iterations;
+    ro.memory_limit = o->memory_limit;
     if (!gm_backend_available(ro.backend)) {
         gm_error_set(&err, GM_ERR_USAGE, "run: the %s backend is not available here%s", o->backend,
                      ro.backend == GM_BACKEND_CUDA ? " (no CUDA toolkit at build time, or no GPU)" : "");
@@ -80,14 +132,14 @@ int gm_cmd_run(const gm_cli_opts *o)
     gm_status st = gm_passes_run(m, o->passes, &rep, &avail, &err);
     if (st == GM_OK) {
         gm_run_assign_streams(m, ro.streams);
-        st = gm_plan_build(m, NULL, &p, &err);
+        if (!o->dynamic) st = gm_plan_build(m, NULL, &p, &err);
     }
-    if (st == GM_OK && p->unresolved) {
+    if (st == GM_OK && p && p->unresolved) {
         fprintf(stderr, "graphmem: run: no valid plan for this graph (see graphmem plan)\n");
         rc = 1;
     }
     gm_run_stats s;
-    if (st == GM_OK && !rc) st = gm_run_static(m, p, &ro, &s, &err);
+    if (st == GM_OK && !rc) st = p ? gm_run_static(m, p, &ro, &s, &err) : gm_run_dynamic(m, &ro, &s, &err);
     if (st != GM_OK) rc = gm_cli_fail(&err);
     else if (!rc) {
         if (o->json) rc = print_json(m, &ro, p, &s);

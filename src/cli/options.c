@@ -3,6 +3,7 @@
  * checked here, so an unknown option or a bad value is a usage error (exit 2) naming it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,15 +124,17 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
 }
 
 /* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
- * --option, --json. */
+ * --option, --json, --dynamic, --memory-limit BYTES. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
-    static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--passes", "--option"};
+    static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device",
+                                         "--passes",  "--option",     "--memory-limit"};
     const char *name = NULL;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
         if (is_opt(arg, valued[k])) name = valued[k];
     if (!name) {
         if (strcmp(arg, "--json") == 0) return o->json = true, GM_OK;
+        if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK;
         return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
     }
     const char *v = take_value(arg, argc, argv, i);
@@ -142,6 +145,8 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
         if ((st = parse_long(name, v, 1, 64, &x, err)) == GM_OK) o->streams = (unsigned)x;
     } else if (!strcmp(name, "--iterations")) {
         if ((st = parse_long(name, v, 1, 1000000, &x, err)) == GM_OK) o->iterations = (unsigned)x;
+    } else if (!strcmp(name, "--memory-limit")) {
+        if ((st = parse_long(name, v, 1, LONG_MAX, &x, err)) == GM_OK) o->memory_limit = (uint64_t)x;
     } else if (!strcmp(name, "--device")) {
         if ((st = parse_long(name, v, 0, 63, &x, err)) == GM_OK) o->device = (int)x;
     } else if (!strcmp(name, "--backend")) {

@@ -39,6 +39,7 @@ void gm_run_options_init(gm_run_options *o)
     o->device_id = 0;
     o->streams = 1;
     o->iterations = 1;
+    o->memory_limit = 0;
 }
 
 void gm_run_assign_streams(gm_model *m, unsigned streams)
@@ -70,6 +71,7 @@ static gm_status open_resources(gm_exec *x, const gm_run_options *o)
 {
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
     if (st != GM_OK) return st;
+    gm_device_set_memory_limit(x->dev, o->memory_limit);
     x->n_streams = o->streams ? o->streams : 1;
     if (x->n_streams > GM_EXEC_MAX_STREAMS)
         return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams (at most %d)", x->n_streams, GM_EXEC_MAX_STREAMS);

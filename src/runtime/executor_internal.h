@@ -65,4 +65,70 @@ gm_status gm_exec_launch_iteration(gm_exec *x);
 /* After the streams are synchronized: the iteration's mismatches into the statistics. */
 void gm_exec_collect(gm_exec *x);
 
+/* Shared with the dynamic executor (executor_dynamic.c): the task model and the patterns. */
+/* Root Data, Const and Variable: written at the start of an iteration, on stream 0. */
+bool gm_exec_at_start(const gm_node *n);
+/* Calls fn(x, t, dep) for every task dep that task t waits for. */
+gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t));
+/* A pattern seed from (iteration, task, salt); never 0 (0 means "unknown"). */
+uint64_t gm_exec_mix(uint64_t z);
+/* Does node n write output k (rather than alias memory someone else wrote)? */
+bool gm_exec_writes_output(const gm_node *n, uint32_t k);
+/* Is n in the If/Case branch iteration x->iteration takes (or in no such branch)? */
+bool gm_exec_branch_taken(const gm_exec *x, const gm_node *n);
+
+/* ---- dynamic mode (executor_dynamic.c): test-only faults --------------------------------- */
+
+typedef enum gm_run_fault {
+    GM_RUN_FAULT_NONE = 0,
+    /* Free every tensor on its producer's stream right after the producer's task, with no
+     * cross-stream references: the next allocation reuses memory readers still need. */
+    GM_RUN_FAULT_EARLY_FREE,
+} gm_run_fault;
+
+/* A dynamic run: the static executor's tasks, streams and events (x, first, so that the
+ * callbacks of gm_exec_for_each_dep can get back here), GE's symbol table instead of a plan,
+ * and the runtime allocator. Per-iteration work is fixed by the graph, so everything below is
+ * indexed once: which symbols a task allocates, touches and frees, and which payloads its
+ * event carries. Filled by executor_dyn_index.c, run by executor_dynamic.c. */
+typedef struct gm_dyn {
+    gm_exec x;
+    gm_run_fault fault;
+    struct gm_symbols *sy;
+    size_t n_sym;          /* symbol ids lie below it */
+    /* per symbol */
+    size_t *bytes;         /* allocation size */
+    uint64_t *touch;       /* streams that use it in an iteration (bit per stream) */
+    struct gm_ms_block **block;
+    void **addr;
+    uint64_t *seed;        /* last writer's pattern this iteration, 0 unknown */
+    uint64_t *seed_bytes;  /* how many bytes that writer wrote */
+    /* per task, CSR (base has n_tasks + 1 entries): symbols allocated at its launch, the
+     * symbols of its anchors (inputs then outputs, -1 none), symbols freed on its stream after */
+    size_t *alloc_base, *use_base, *free_base;
+    int32_t *allocs, *uses, *frees;
+    /* events: per task the streams that wait for it and its payloads, one per such stream */
+    uint64_t *dst_mask;
+    size_t *pay_base;
+    struct gm_ms_event_payload *pay;
+    size_t n_pay;
+    /* per stream pair (src * n + dst): the tasks whose payloads go that way, in stream order,
+     * and how many of them dst has applied this iteration */
+    size_t *pair_base, *pair_cursor;
+    int32_t *pair_task;
+    struct gm_ms_event_payload *start_pay; /* stream 0 -> s at the start event */
+    gm_event *end_event[GM_EXEC_MAX_STREAMS];
+    /* the allocator */
+    struct gm_caching_allocator *l1;
+    struct gm_ms_group *g;
+} gm_dyn;
+
+/* Builds everything above from d->x's tasks (gm_exec_init_constants ran) and the symbols. */
+gm_status gm_dyn_index(gm_dyn *d);
+void gm_dyn_free_index(gm_dyn *d);
+
+/* gm_run_dynamic with a deliberate fault, so that tests can see the checks catch it. */
+gm_status gm_run_dynamic_fault(const gm_model *m, const gm_run_options *o, gm_run_fault fault, gm_run_stats *stats,
+                               gm_error *err);
+
 #endif

@@ -42,7 +42,7 @@ static gm_status index_slots(gm_exec *x)
 
 /* Written at the start of the run, before everything (the plan's START): root Data (the user's
  * inputs), Const and Variable. */
-static bool at_start(const gm_node *n)
+bool gm_exec_at_start(const gm_node *n)
 {
     return !n->graph->parent && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_CONST) || gm_node_is(n, GM_OP_VARIABLE));
 }
@@ -53,7 +53,7 @@ static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_strea
     x->task_node[t] = n;
     x->task_exit[t] = exit;
     /* start writers all go on stream 0, which every stream waits for first */
-    x->task_stream[t] = at_start(n) ? 0 : (int32_t)(((n->stream % (int64_t)x->n_streams) + x->n_streams) % x->n_streams);
+    x->task_stream[t] = gm_exec_at_start(n) ? 0 : (int32_t)(((n->stream % (int64_t)x->n_streams) + x->n_streams) % x->n_streams);
     x->task_seq[t] = per_stream[x->task_stream[t]]++;
     x->task_of[exit][n->topo_id] = (int32_t)t;
     if (!exit) x->task_of[1][n->topo_id] = (int32_t)t; /* until an exit task replaces it */
@@ -102,7 +102,7 @@ out:
 }
 
 /* Calls fn(x, task, dep) for every task `task` waits for. */
-static gm_status for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t))
+gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t))
 {
     const gm_node *n = x->task_node[t];
     gm_status st = GM_OK;
@@ -160,7 +160,7 @@ void gm_exec_free_events(gm_exec *x)
 gm_status gm_exec_init_constants(gm_exec *x)
 {
     gm_status st = index_tasks(x);
-    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) st = for_each_dep(x, t, need_event);
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) st = gm_exec_for_each_dep(x, t, need_event);
     return st;
 }
 
@@ -189,7 +189,7 @@ void gm_exec_free_regions(gm_exec *x)
 
 /* ---- one iteration ---------------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t z)
+uint64_t gm_exec_mix(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -198,7 +198,7 @@ static uint64_t mix(uint64_t z)
 }
 
 /* Does node n write output k (rather than alias memory someone else wrote)? */
-static bool writes_output(const gm_node *n, uint32_t k)
+bool gm_exec_writes_output(const gm_node *n, uint32_t k)
 {
     bool root = n->graph->parent == NULL;
     if (gm_node_is(n, GM_OP_CONTROL_FLOW) || gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
@@ -249,7 +249,7 @@ static gm_status write_slot(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_
     if (sl->sym < 0 || bytes <= 0) return GM_OK;
     void *at = addr_of(x, sl);
     if (x->p->symbols[sl->sym].region == GM_PLAN_R_DYNAMIC || !at) return GM_OK;
-    uint64_t seed = mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
+    uint64_t seed = gm_exec_mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
     /* a member of a no-padding whole writes part of it: the whole's pattern is then unknown */
     x->seed[sl->sym] = sl->view ? 0 : seed;
     return gm_fill_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, x->err);
@@ -257,7 +257,7 @@ static gm_status write_slot(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_
 
 /* If and Case run one branch: iteration k takes branch k mod count, so every branch runs over
  * the iterations. A node in a branch not taken does nothing (its task still orders). */
-static bool branch_taken(const gm_exec *x, const gm_node *n)
+bool gm_exec_branch_taken(const gm_exec *x, const gm_node *n)
 {
     for (const gm_graph *g = n->graph; g->parent; g = g->parent->graph) {
         const gm_node *p = g->parent;
@@ -273,7 +273,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
 {
     const gm_node *n = x->task_node[t];
     gm_status st = GM_OK;
-    if (!branch_taken(x, n)) return GM_OK;
+    if (!gm_exec_branch_taken(x, n)) return GM_OK;
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
         if (n->in[i].src) st = check_read(x, t, i);
     /* collectives that write their inputs in place */
@@ -283,7 +283,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
                 st = write_slot(x, t, &x->slot[0][x->base[0][n->topo_id] + i],
                                 gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc), 0x100 + i);
     for (uint32_t k = 0; k < n->n_out && st == GM_OK; k++)
-        if (writes_output(n, k))
+        if (gm_exec_writes_output(n, k))
             st = write_slot(x, t, &x->slot[1][x->base[1][n->topo_id] + k], gm_desc_size(&n->out[k].desc), k);
     x->stats->tasks++;
     return st;
@@ -317,7 +317,7 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     gm_status st = GM_OK;
     /* START: the inputs, constants and variables are written before anything else runs */
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
-        if (at_start(x->task_node[t])) st = run_enter(x, t);
+        if (gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
     if (st == GM_OK && x->n_streams > 1) {
         if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
         if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
@@ -326,8 +326,8 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
         }
     }
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
-        st = for_each_dep(x, t, wait_dep);
-        if (st == GM_OK && !x->task_exit[t] && !at_start(x->task_node[t])) st = run_enter(x, t);
+        st = gm_exec_for_each_dep(x, t, wait_dep);
+        if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
         if (st == GM_OK && x->task_event[t]) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
     }
     return st;

@@ -1,0 +1,382 @@
+/*
+ * executor_dynamic.c — a graph run on device streams with no plan: every buffer comes from
+ * GE's runtime v2 allocator while the graph runs (see graphmem/executor.h).
+ *
+ * The allocator, bottom up: the device (gm_device_malloc) as a memory source; the caching L1
+ * over it, whose "synchronize" is the device's; one MultiStreamL2Allocator per stream over L1,
+ * whose "synchronize" is its stream's. All allocator calls come from this (the host) thread,
+ * as GE serializes them under its kKernelUseMemory section.
+ *
+ * The host walks the tasks exactly as the static executor does (executor_tasks.c), and for
+ * each launched task: allocates the symbols it is the first user of (executor_dyn_index.c),
+ * enqueues the pattern checks of its reads and the pattern fills of its writes, then frees the
+ * symbols whose last use on this stream it was. A free is stream-ordered: the stream may hand
+ * the memory out again at once (its next work runs after this task), and other streams hear of
+ * it only through events. So an allocator that recycles too early makes a later task overwrite
+ * memory a reader has not checked yet — a pattern mismatch.
+ *
+ * Events. Where the static executor records an event for another stream, the producer's
+ * allocator first builds a payload for each waiting stream (gm_ms_send_event: its
+ * local-recycle news, borrowed blocks going home); the consumer, after its device wait, applies
+ * every payload of that stream pair up to the task it waited for (gm_ms_wait_event). At the
+ * end of an iteration every stream joins stream 0 (LastSendEvents / LastWaitEvents) and the
+ * allocators settle everything still pending (gm_ms_last_wait_events).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/symbols.h"
+#include "ir/ir.h"
+#include "ops/op_table.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/executor_internal.h"
+#include "runtime/ms_events.h"
+#include "util/alloc.h"
+
+/* ---- the allocator over the device --------------------------------------------------------- */
+
+static int device_alloc(void *ctx, size_t bytes, void **ptr)
+{
+    return gm_device_malloc(ctx, bytes, ptr, NULL) == GM_OK ? 0 : -1;
+}
+
+static void device_free(void *ctx, void *ptr) { gm_device_free(ctx, ptr, NULL); }
+
+/* Both levels' "synchronize": stream -1 is the whole device (L1), else one stream (L2). */
+static void sync_streams(void *ctx, int stream)
+{
+    gm_exec *x = ctx;
+    if (stream < 0) gm_device_synchronize(x->dev, NULL);
+    else if ((unsigned)stream < x->n_streams) gm_stream_synchronize(x->streams[stream], NULL);
+}
+
+static gm_status open_allocator(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    gm_device_props props;
+    gm_status st = gm_device_get_props(x->dev, &props, x->err);
+    if (st != GM_OK) return st;
+    gm_scalable_config cfg;
+    gm_scalable_config_default(&cfg, (size_t)props.total_memory);
+    gm_mem_source dev = {x->dev, device_alloc, device_free};
+    if (!(d->l1 = gm_caching_create(&dev, &cfg, sync_streams, x))) return GM_ERR_NOMEM;
+    gm_mem_source l1 = gm_caching_as_source(d->l1);
+    gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = x};
+    return gm_ms_group_create(&ms, &l1, &d->g, x->err);
+}
+
+static gm_status open_resources(gm_dyn *d, const gm_run_options *o)
+{
+    gm_exec *x = &d->x;
+    x->n_streams = o->streams ? o->streams : 1;
+    if (x->n_streams > GM_EXEC_MAX_STREAMS)
+        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams (at most %d)", x->n_streams, GM_EXEC_MAX_STREAMS);
+    gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
+    if (st == GM_OK) gm_device_set_memory_limit(x->dev, o->memory_limit);
+    for (unsigned s = 0; s < x->n_streams && st == GM_OK; s++) st = gm_stream_create(x->dev, &x->streams[s], x->err);
+    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) st = gm_event_create(x->dev, &d->end_event[s], x->err);
+    if (st == GM_OK) st = open_allocator(d);
+    return st;
+}
+
+/* GE's release order: streams idle, then the allocators give their memory back, then the device
+ * closes. What the allocator still held then is the leak report. */
+static void close_resources(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    gm_error ignore;
+    for (unsigned s = 0; s < x->n_streams; s++)
+        if (x->streams[s]) gm_stream_synchronize(x->streams[s], &ignore);
+    if (d->g) {
+        gm_ms_stats ms;
+        gm_ms_group_stats(d->g, &ms, NULL);
+        x->stats->alloc.live_bytes = ms.allocated;
+        x->stats->alloc.leaked_blocks = gm_ms_group_destroy(d->g);
+    }
+    if (d->l1) gm_caching_destroy(d->l1);
+    if (x->dev) {
+        gm_device_counters c;
+        gm_device_get_counters(x->dev, &c);
+        x->stats->alloc.device_peak_bytes = c.peak_bytes;
+    }
+    gm_exec_free_events(x);
+    for (unsigned s = 0; s < GM_EXEC_MAX_STREAMS; s++) gm_event_destroy(d->end_event[s], &ignore);
+    for (unsigned s = 0; s < x->n_streams; s++) gm_stream_destroy(x->streams[s], &ignore);
+    gm_device_close(x->dev);
+}
+
+/* ---- one task ------------------------------------------------------------------------------ */
+
+static gm_status allocate(gm_dyn *d, size_t t, int32_t y)
+{
+    gm_exec *x = &d->x;
+    uint32_t s = (uint32_t)x->task_stream[t];
+    gm_ms_block *b = gm_ms_l2_malloc(gm_ms_group_allocator(d->g, s), d->bytes[y]);
+    if (!b) {
+        char name[160];
+        return gm_error_set(x->err, GM_ERR_NOMEM, "run: the allocator of stream %u has no %zu bytes for '%s'", s,
+                            d->bytes[y], gm_symbol_name(d->sy, y, name, sizeof name));
+    }
+    d->block[y] = b, d->addr[y] = gm_ms_block_addr(b), d->seed[y] = 0;
+    x->stats->alloc.allocated_bytes += d->bytes[y];
+    /* every other user's reference now, before this stream's own free could recycle it */
+    for (uint32_t o = 0; o < x->n_streams; o++) {
+        if (o == s || !(d->touch[y] >> o & 1)) continue;
+        gm_status st = gm_ms_access_mem_cross_stream(b, s, o, x->err);
+        if (st != GM_OK) return st;
+        x->stats->alloc.cross_stream_accesses++;
+    }
+    return GM_OK;
+}
+
+/* Bytes a task reads or writes through an anchor declaring `declared`: unknown is the whole
+ * buffer. */
+static uint64_t span_of(const gm_dyn *d, int32_t y, int64_t declared)
+{
+    return declared > 0 && (size_t)declared < d->bytes[y] ? (uint64_t)declared : d->bytes[y];
+}
+
+static gm_status check_read(gm_dyn *d, size_t t, uint32_t i)
+{
+    gm_exec *x = &d->x;
+    const gm_node *n = x->task_node[t];
+    int32_t y = d->uses[d->use_base[t] + i];
+    if (y < 0 || !d->seed[y]) return GM_OK; /* no buffer, or nothing written yet */
+    uint64_t bytes = span_of(d, y, gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc));
+    if (bytes > d->seed_bytes[y]) bytes = d->seed_bytes[y]; /* a smaller writer wrote a prefix */
+    if (x->n_checks == x->cap_checks) return gm_error_set(x->err, GM_ERR_INTERNAL, "run: check capacity");
+    size_t c = x->n_checks++;
+    x->checks[c] = (gm_exec_check){n, y, bytes};
+    x->mismatches[c] = 0;
+    x->stats->reads_checked++;
+    x->stats->bytes_checked += bytes;
+    return gm_verify_pattern_async(x->streams[x->task_stream[t]], d->addr[y], bytes, d->seed[y], &x->mismatches[c],
+                                   x->err);
+}
+
+static gm_status write_sym(gm_dyn *d, size_t t, int32_t y, int64_t declared, uint64_t salt)
+{
+    gm_exec *x = &d->x;
+    if (y < 0) return GM_OK;
+    uint64_t bytes = span_of(d, y, declared);
+    uint64_t seed = gm_exec_mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
+    d->seed[y] = seed, d->seed_bytes[y] = bytes;
+    return gm_fill_pattern_async(x->streams[x->task_stream[t]], d->addr[y], bytes, seed, x->err);
+}
+
+/* The checks and fills of the static executor's run_enter, on the dynamic buffers. */
+static gm_status run_enter(gm_dyn *d, size_t t)
+{
+    gm_exec *x = &d->x;
+    const gm_node *n = x->task_node[t];
+    const int32_t *u = d->uses + d->use_base[t];
+    gm_status st = GM_OK;
+    if (!gm_exec_branch_taken(x, n)) return GM_OK;
+    for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
+        if (n->in[i].src) st = check_read(d, t, i);
+    if (gm_node_is(n, GM_OP_INPUT_MUTABLE)) /* collectives that write their inputs in place */
+        for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
+            if (n->in[i].src)
+                st = write_sym(d, t, u[i], gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc), 0x100 + i);
+    for (uint32_t k = 0; k < n->n_out && st == GM_OK; k++)
+        if (gm_exec_writes_output(n, k)) st = write_sym(d, t, u[n->n_in + k], gm_desc_size(&n->out[k].desc), k);
+    x->stats->tasks++;
+    return st;
+}
+
+/* Allocate what it is first to use, run it, free what it was last to use on its stream. A task
+ * in an If branch not taken still allocates and frees: the bookkeeping is the graph's, the
+ * same every iteration. */
+static gm_status launch(gm_dyn *d, size_t t)
+{
+    gm_status st = GM_OK;
+    for (size_t i = d->alloc_base[t]; i < d->alloc_base[t + 1] && st == GM_OK; i++) st = allocate(d, t, d->allocs[i]);
+    if (st == GM_OK) st = run_enter(d, t);
+    uint32_t s = (uint32_t)d->x.task_stream[t];
+    for (size_t i = d->free_base[t]; i < d->free_base[t + 1] && st == GM_OK; i++) {
+        int32_t y = d->frees[i];
+        gm_ms_block_free(d->block[y], s);
+    }
+    return st;
+}
+
+/* ---- events -------------------------------------------------------------------------------- */
+
+/* SendEvents: a payload for each stream that waits for task t, then the device record. */
+static gm_status send(gm_dyn *d, size_t t)
+{
+    gm_exec *x = &d->x;
+    gm_status st = GM_OK;
+    for (size_t p = d->pay_base[t]; p < d->pay_base[t + 1] && st == GM_OK; p++)
+        st = gm_ms_send_event(d->g, &d->pay[p], x->err);
+    if (st == GM_OK) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
+    return st;
+}
+
+/* WaitEvents, after stream dst's device wait for task `upto` of stream src: every payload
+ * src sent dst up to that task (the wait covers them all; earlier ones may have had no wait of
+ * their own). */
+static void apply(gm_dyn *d, uint32_t src, uint32_t dst, int64_t upto_seq)
+{
+    gm_exec *x = &d->x;
+    size_t pair = (size_t)src * x->n_streams + dst;
+    size_t *cur = &d->pair_cursor[pair];
+    for (; d->pair_base[pair] + *cur < d->pair_base[pair + 1]; (*cur)++) {
+        int32_t t = d->pair_task[d->pair_base[pair] + *cur];
+        if (x->task_seq[t] > upto_seq) break;
+        uint64_t below = d->dst_mask[t] & ((1ull << dst) - 1);
+        gm_ms_wait_event(d->g, &d->pay[d->pay_base[t] + (size_t)__builtin_popcountll(below)]);
+    }
+}
+
+static gm_status wait_dep(gm_exec *x, size_t t, size_t dep)
+{
+    int32_t s = x->task_stream[t], src = x->task_stream[dep];
+    if (s == src || x->task_seq[dep] <= x->waited[s][src]) return GM_OK;
+    x->waited[s][src] = x->task_seq[dep];
+    x->stats->events++;
+    gm_status st = gm_stream_wait_event(x->streams[s], x->task_event[dep], x->err);
+    if (st == GM_OK) apply((gm_dyn *)x, (uint32_t)src, (uint32_t)s, x->task_seq[dep]);
+    return st;
+}
+
+/* kFirstSyncStage: after the start writers, stream 0 tells every stream what it freed. */
+static gm_status first_sync(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    gm_status st = GM_OK;
+    if (x->n_streams < 2) return GM_OK;
+    if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
+    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) st = gm_ms_send_event(d->g, &d->start_pay[s], x->err);
+    if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
+    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+        st = gm_stream_wait_event(x->streams[s], x->start_event, x->err);
+        if (st == GM_OK) gm_ms_wait_event(d->g, &d->start_pay[s]);
+    }
+    return st;
+}
+
+/* kLastSyncStage and kLastResourceCleanStage: every stream joins stream 0 (plain events), the
+ * payloads nobody waited for are applied (stream 0 now waits for all of them, and every stream
+ * waits for stream 0 before its next work), and the allocators settle everything pending. */
+static gm_status last_sync(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    gm_status st = GM_OK;
+    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+        st = gm_event_record(d->end_event[s], x->streams[s], x->err);
+        if (st == GM_OK) st = gm_stream_wait_event(x->streams[0], d->end_event[s], x->err);
+    }
+    if (st != GM_OK) return st;
+    for (uint32_t src = 0; src < x->n_streams; src++)
+        for (uint32_t dst = 0; dst < x->n_streams; dst++) apply(d, src, dst, INT64_MAX);
+    gm_ms_stats ms;
+    size_t reserved = 0;
+    gm_ms_group_stats(d->g, &ms, &reserved);
+    if (reserved > x->stats->alloc.reserved_bytes) x->stats->alloc.reserved_bytes = reserved;
+    gm_ms_last_wait_events(d->g);
+    return GM_OK;
+}
+
+/* ---- one iteration --------------------------------------------------------------------------- */
+
+static gm_status iterate(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    x->n_checks = 0;
+    for (unsigned a = 0; a < GM_EXEC_MAX_STREAMS; a++)
+        for (unsigned b = 0; b < GM_EXEC_MAX_STREAMS; b++) x->waited[a][b] = -1;
+    memset(d->pair_cursor, 0, x->n_streams * x->n_streams * sizeof *d->pair_cursor);
+    gm_status st = GM_OK;
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
+        if (!x->task_exit[t] && gm_exec_at_start(x->task_node[t])) st = launch(d, t);
+    if (st == GM_OK) st = first_sync(d);
+    for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
+        st = gm_exec_for_each_dep(x, t, wait_dep);
+        if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = launch(d, t);
+        if (st == GM_OK && x->task_event[t]) st = send(d, t);
+    }
+    if (st == GM_OK) st = last_sync(d);
+    for (unsigned s = 0; s < x->n_streams && st == GM_OK; s++) st = gm_stream_synchronize(x->streams[s], x->err);
+    return st;
+}
+
+static void collect(gm_dyn *d)
+{
+    gm_exec *x = &d->x;
+    for (size_t c = 0; c < x->n_checks; c++) {
+        if (!x->mismatches[c]) continue;
+        gm_run_stats *s = x->stats;
+        if (!s->corrupted_reads) {
+            char name[160];
+            snprintf(s->first_corruption, sizeof s->first_corruption,
+                     "node '%s' read '%s' (iteration %u): %llu of %llu bytes differ", gm_node_name(x->checks[c].node),
+                     gm_symbol_name(d->sy, x->checks[c].sym, name, sizeof name), x->iteration,
+                     (unsigned long long)x->mismatches[c], (unsigned long long)x->checks[c].bytes);
+        }
+        s->corrupted_reads++;
+        s->corrupted_bytes += x->mismatches[c];
+    }
+}
+
+static void copy_alloc_stats(gm_dyn *d)
+{
+    gm_ms_stats ms;
+    gm_ms_group_stats(d->g, &ms, NULL);
+    gm_run_alloc_stats *a = &d->x.stats->alloc;
+    a->mallocs = ms.mallocs, a->peak_bytes = ms.peak_allocated, a->borrow_hits = ms.borrow_hits;
+    a->birth_recycles = ms.birth_recycles, a->borrow_recycles = ms.borrow_recycles;
+    a->local_recycles = ms.local_recycles;
+    a->events_sent = ms.events_sent, a->events_waited = ms.events_waited;
+    a->messages_sent = ms.messages_sent, a->stale_messages = ms.stale_messages;
+    a->returned_home = ms.returned_home, a->sync_violations = ms.sync_violations;
+}
+
+/* Every read of an iteration gets a mismatch counter the streams write into. */
+static gm_status alloc_checks(gm_exec *x)
+{
+    size_t reads = 1;
+    for (size_t t = 0; t < gm_model_node_count(x->m); t++) reads += gm_model_node_at(x->m, t)->n_in;
+    x->checks = gm_malloc(reads * sizeof *x->checks);
+    x->mismatches = gm_malloc(reads * sizeof *x->mismatches);
+    if (!x->checks || !x->mismatches) return GM_ERR_NOMEM;
+    x->cap_checks = reads;
+    return GM_OK;
+}
+
+gm_status gm_run_dynamic_fault(const gm_model *m, const gm_run_options *o, gm_run_fault fault, gm_run_stats *stats,
+                               gm_error *err)
+{
+    gm_error local;
+    if (!err) err = &local;
+    gm_error_clear(err);
+    memset(stats, 0, sizeof *stats);
+    stats->dynamic = true;
+    if (!o->iterations) return gm_error_set(err, GM_ERR_INPUT, "run: iterations must be at least 1");
+    gm_dyn *d = gm_calloc(1, sizeof *d); /* large: the wait table */
+    if (!d) return gm_error_set(err, GM_ERR_NOMEM, "run: out of memory");
+    gm_exec *x = &d->x;
+    x->m = m, x->err = err, x->stats = stats;
+    d->fault = fault;
+    gm_status st = open_resources(d, o);
+    if (st == GM_OK) st = gm_exec_init_constants(x); /* the static executor's tasks and events */
+    if (st == GM_OK) st = alloc_checks(x);
+    if (st == GM_OK) st = gm_dyn_index(d);
+    for (unsigned k = 0; st == GM_OK && k < o->iterations; k++) {
+        x->iteration = k;
+        st = iterate(d);
+        if (st == GM_OK) collect(d);
+    }
+    if (d->g) copy_alloc_stats(d);
+    close_resources(d);
+    gm_dyn_free_index(d);
+    gm_exec_free_index(x);
+    if (st != GM_OK && err->code == GM_OK) gm_error_set(err, st, "run: out of memory");
+    gm_free(d);
+    return st;
+}
+
+gm_status gm_run_dynamic(const gm_model *m, const gm_run_options *o, gm_run_stats *stats, gm_error *err)
+{
+    return gm_run_dynamic_fault(m, o, GM_RUN_FAULT_NONE, stats, err);
+}

@@ -1,0 +1,250 @@
+/*
+ * test_executor_dynamic.c — the dynamic executor (src/runtime/executor_dynamic.c): graphs run
+ * with no plan, every buffer from GE's runtime allocator, on 1 to 8 host streams. A correct run
+ * finds every pattern intact, recycles across streams (borrow and local recycles, events with
+ * payloads) and leaks nothing; an allocator use that frees too early is caught by the checks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphmem/executor.h"
+#include "graphmem/io.h"
+#include "graphmem/passes.h"
+#include "random_graph.h"
+#include "runtime/executor_internal.h"
+#include "util/alloc.h"
+
+static void passes(gm_model *m, const char *what)
+{
+    gm_error err;
+    gm_pass_report rep = {0};
+    gm_pass_set avail = 0;
+    if (gm_passes_run(m, GM_PASS_SET_ALL, &rep, &avail, &err) != GM_OK) fail_msg("%s: passes: %s", what, err.message);
+    gm_pass_report_free(&rep);
+}
+
+static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations, uint64_t limit, gm_run_fault fault,
+                              const char *what)
+{
+    gm_error err;
+    gm_run_assign_streams(m, streams);
+    gm_run_options o;
+    gm_run_options_init(&o);
+    o.streams = streams, o.iterations = iterations, o.memory_limit = limit;
+    gm_run_stats s;
+    if (gm_run_dynamic_fault(m, &o, fault, &s, &err) != GM_OK) fail_msg("%s: run: %s", what, err.message);
+    return s;
+}
+
+static gm_run_stats run(gm_model *m, unsigned streams, unsigned iterations, const char *what)
+{
+    gm_run_stats s = run_fault(m, streams, iterations, 0, GM_RUN_FAULT_NONE, what);
+    const gm_run_alloc_stats *a = &s.alloc;
+    print_message("  %-40s streams %u  reads %5llu  corrupted %llu  recycles %llu/%llu/%llu  events %llu"
+                  "  stale %llu %s\n",
+                  what, streams, (unsigned long long)s.reads_checked, (unsigned long long)s.corrupted_reads,
+                  (unsigned long long)a->birth_recycles, (unsigned long long)a->borrow_recycles,
+                  (unsigned long long)a->local_recycles, (unsigned long long)a->events_sent,
+                  (unsigned long long)a->stale_messages, s.first_corruption);
+    return s;
+}
+
+/* What every correct run must show. */
+static void check_clean(const gm_run_stats *s, unsigned streams, const char *what)
+{
+    if (s->corrupted_reads) fail_msg("%s on %u streams: %s", what, streams, s->first_corruption);
+    assert_true(s->dynamic);
+    assert_true(s->reads_checked > 0);
+    assert_true(s->alloc.mallocs > 0);
+    assert_int_equal(s->alloc.live_bytes, 0);
+    assert_int_equal(s->alloc.leaked_blocks, 0);
+    assert_int_equal(s->alloc.sync_violations, 0);
+    if (streams > 1) {
+        /* memory crossed streams: references, news by events, blocks recycled off their birth stream */
+        assert_true(s->alloc.cross_stream_accesses > 0);
+        assert_true(s->alloc.local_recycles > 0);
+        assert_true(s->alloc.borrow_recycles > 0);
+        assert_true(s->alloc.events_sent > 0);
+        assert_int_equal(s->alloc.events_sent, s->alloc.events_waited);
+    } else {
+        assert_int_equal(s->alloc.local_recycles + s->alloc.borrow_recycles + s->alloc.events_sent, 0);
+    }
+}
+
+static const unsigned k_streams[] = {1, 2, 4, 8};
+
+/* GM_EXEC_QUICK=1 (set for the ThreadSanitizer build, ten times slower): 1 and 4 streams only,
+ * two models, fewer random graphs — the same code paths, less repetition. */
+static bool quick(void)
+{
+    const char *q = getenv("GM_EXEC_QUICK");
+    return q && *q == '1';
+}
+
+static bool stream_count_wanted(size_t i) { return !quick() || k_streams[i] == 1 || k_streams[i] == 4; }
+
+static void test_embedded_example_clean(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 4; i++) {
+        if (!stream_count_wanted(i)) continue;
+        gm_model *m = NULL;
+        gm_error err;
+        assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
+        passes(m, "embedded example");
+        gm_run_stats s = run(m, k_streams[i], 3, "embedded example");
+        check_clean(&s, k_streams[i], "embedded example");
+        gm_model_free(m);
+    }
+}
+
+static gm_model *read_model(const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/%s", GM_TEST_DATA_DIR, file);
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_file(path, &m, &err) != GM_OK) fail_msg("%s", err.message);
+    passes(m, file);
+    return m;
+}
+
+static void test_shared_models_clean(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"resnet18.onnx", "control_flow.onnx", "mlp_train_step.graphmem.json",
+                                        "transformer_lm_train_step.graphmem.json"};
+    for (size_t f = 0; f < (quick() ? 2 : sizeof files / sizeof *files); f++)
+        for (size_t i = 0; i < 4; i++) {
+            if (!stream_count_wanted(i)) continue;
+            gm_model *m = read_model(files[f]);
+            gm_run_stats s = run(m, k_streams[i], 3, files[f]);
+            check_clean(&s, k_streams[i], files[f]);
+            if (!strcmp(files[f], "control_flow.onnx")) assert_true(s.alloc.assumed_sizes > 0);
+            gm_model_free(m);
+        }
+}
+
+/* Under a device limit the pools run dry, synchronize and recycle, and the allocators lend
+ * each other blocks parked on their streams (borrow hits) — still with every read intact. */
+static void test_memory_pressure_borrows(void **state)
+{
+    (void)state;
+    gm_model *m = read_model("resnet18.onnx");
+    gm_run_stats s = run_fault(m, 4, 2, 60u << 20, GM_RUN_FAULT_NONE, "resnet18 under 60 MiB");
+    check_clean(&s, 4, "resnet18 under 60 MiB");
+    assert_true(s.alloc.borrow_hits > 0);
+    assert_true(s.alloc.device_peak_bytes <= 60u << 20);
+    /* far too little: a clean error naming the buffer, nothing leaked (ASan checks the rest) */
+    gm_run_options o;
+    gm_run_options_init(&o);
+    o.streams = 4, o.memory_limit = 1 << 20;
+    gm_error err;
+    assert_int_equal(gm_run_dynamic(m, &o, &s, &err), GM_ERR_NOMEM);
+    assert_non_null(strstr(err.message, "has no"));
+    gm_model_free(m);
+}
+
+#define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
+/* a and b both live until c reads them. */
+static const char k_diamond[] =
+    "{\"graphmem\":1,\"name\":\"d\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+    "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
+    "{\"name\":\"b\",\"type\":\"Sigmoid\",\"inputs\":[\"x:0\"]," F256 "},"
+    "{\"name\":\"c\",\"type\":\"Add\",\"inputs\":[\"a:0\",\"b:0\"]," F256 "},"
+    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"c:0\"]}]}]}";
+
+/* Freeing on the producer's stream right after the producer (no reference for later readers)
+ * lets a take x's memory, and b then reads a's data where x was: caught. One stream, so the overwrite is ordered
+ * before the read and the catch is certain (and there is no data race for TSan). */
+static void test_early_free_is_caught(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    assert_int_equal(gm_model_read_json(k_diamond, strlen(k_diamond), "d.json", &m, &err), GM_OK);
+    gm_run_stats s = run_fault(m, 1, 1, 0, GM_RUN_FAULT_EARLY_FREE, "diamond, early free");
+    assert_true(s.corrupted_reads > 0);
+    assert_non_null(strstr(s.first_corruption, "node 'b' read 'x_out_0'"));
+    assert_int_equal(s.alloc.leaked_blocks, 0);
+    s = run_fault(m, 1, 1, 0, GM_RUN_FAULT_NONE, "diamond");
+    gm_model_free(m);
+    assert_int_equal(s.corrupted_reads, 0);
+    assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
+    passes(m, "embedded example");
+    s = run_fault(m, 1, 2, 0, GM_RUN_FAULT_EARLY_FREE, "embedded example, early free");
+    assert_true(s.corrupted_reads > 0);
+    gm_model_free(m);
+}
+
+/* Every allocation the run makes may fail: each failure is a clean error, with nothing leaked. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    assert_int_equal(gm_model_read_json(k_diamond, strlen(k_diamond), "d.json", &m, &err), GM_OK);
+    gm_run_assign_streams(m, 2);
+    gm_run_options o;
+    gm_run_options_init(&o);
+    o.streams = 2, o.iterations = 2;
+    gm_run_stats s;
+    gm_status st = GM_ERR_NOMEM;
+    long n = 0;
+    for (; st != GM_OK && n < 100000; n++) {
+        gm_alloc_fail_after(n);
+        st = gm_run_dynamic(m, &o, &s, &err);
+        gm_alloc_fail_after(-1);
+        if (st != GM_OK) assert_int_not_equal(err.code, GM_OK);
+    }
+    assert_int_equal(st, GM_OK);
+    assert_int_equal(s.corrupted_reads, 0);
+    print_message("  the run survives each of its first %ld allocations failing\n", n - 1);
+    gm_model_free(m);
+}
+
+static void check_random(uint64_t seed)
+{
+    char what[64];
+    snprintf(what, sizeof what, "random graph %llu", (unsigned long long)seed);
+    unsigned streams = 1 + (unsigned)(seed % 4);
+    char *text = rg_graph(seed, 12 + (int)(seed % 40), (int)(1 + seed % 3));
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), what, &m, &err) != GM_OK) fail_msg("%s: read: %s", what, err.message);
+    passes(m, what);
+    gm_run_stats s = run_fault(m, streams, 2, 0, GM_RUN_FAULT_NONE, what);
+    if (s.corrupted_reads) fail_msg("%s on %u streams: %s\n%s", what, streams, s.first_corruption, text);
+    assert_int_equal(s.alloc.live_bytes, 0);
+    assert_int_equal(s.alloc.leaked_blocks, 0);
+    assert_int_equal(s.alloc.sync_violations, 0);
+    gm_model_free(m);
+    free(text);
+}
+
+static void test_random_graphs(void **state)
+{
+    (void)state;
+    const char *env = getenv("GM_PROPERTY_GRAPHS");
+    if (!env && quick()) env = "40";
+    long n = env ? strtol(env, NULL, 10) : 300;
+    for (long i = 0; i < n; i++) check_random((uint64_t)i);
+    print_message("  %ld random graphs run clean in dynamic mode on 1 to 4 streams\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_embedded_example_clean), cmocka_unit_test(test_shared_models_clean),
+        cmocka_unit_test(test_memory_pressure_borrows), cmocka_unit_test(test_early_free_is_caught),
+        cmocka_unit_test(test_alloc_failures),          cmocka_unit_test(test_random_graphs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
