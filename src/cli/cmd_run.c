@@ -14,6 +14,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "runtime/bg_condition.h"
 
 static unsigned long long u(uint64_t v) { return (unsigned long long)v; }
 
@@ -130,6 +131,9 @@ int gm_cmd_run(const gm_cli_opts *o)
     gm_plan *p = NULL;
     int rc = 0;
     gm_status st = gm_passes_run(m, o->passes, &rep, &avail, &err);
+    /* lowering for the runtime, as GE's execute graph does: each If/Case branch gets its own
+     * output where branches disagree on which input they return (PointFromInputs) */
+    if (st == GM_OK) st = gm_bg_condition_prepare_model(m, GM_BG_SHAPE_AUTO, &err);
     if (st == GM_OK) {
         gm_run_assign_streams(m, ro.streams);
         if (!o->dynamic) st = gm_plan_build(m, NULL, &p, &err);

@@ -65,6 +65,8 @@ static const gm_op_info k_ops[] = {
     {"HcomReduceScatter", HCCL | HCCL_ATOMIC, GM_CTRL_NONE, 0, NULL, NULL},
     {"HcomSend", HCCL, GM_CTRL_NONE, 0, NULL, NULL},
     {"Identity", IDENT | MEMCPY, GM_CTRL_NONE, 0, NULL, NULL},
+    /* runtime v2's zero-cost pass-throughs in If/Case branches (bg_condition): output i is input i */
+    {"IdentityAddr", GM_OP_PASS_THROUGH, GM_CTRL_NONE, 0, NULL, NULL},
     {"If", CF, GM_CTRL_IF, 2, NULL, NULL},
     {"LabelSwitchByIndex", UNREF, GM_CTRL_NONE, 0, NULL, NULL},
     {"Loop", CF, GM_CTRL_WHILE, -1, NULL, NULL},
@@ -78,6 +80,7 @@ static const gm_op_info k_ops[] = {
     {"PartitionedCall", CF, GM_CTRL_PARTITIONED_CALL, -1, NULL, NULL},
     {"PhonyConcat", GM_OP_PHONY | GM_OP_PHONY_CONCAT, GM_CTRL_NONE, 0, NULL, NULL},
     {"PhonySplit", GM_OP_PHONY, GM_CTRL_NONE, 0, NULL, NULL},
+    {"PointFromInputs", GM_OP_PASS_THROUGH, GM_CTRL_NONE, 0, NULL, NULL},
     {"Rank", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"ReadVariableOp", IDENT, GM_CTRL_NONE, 0, NULL, NULL},
     {"RefData", REFDATA, GM_CTRL_NONE, 0, NULL, NULL},
