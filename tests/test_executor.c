@@ -16,6 +16,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "exec_test_util.h"
 
 static void passes(gm_model *m)
 {
@@ -91,15 +92,6 @@ static void test_shared_models_clean(void **state)
         }
 }
 
-#define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
-/* a and b both live until c reads them: they may never share memory. */
-static const char k_diamond[] =
-    "{\"graphmem\":1,\"name\":\"d\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
-    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
-    "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
-    "{\"name\":\"b\",\"type\":\"Sigmoid\",\"inputs\":[\"x:0\"]," F256 "},"
-    "{\"name\":\"c\",\"type\":\"Add\",\"inputs\":[\"a:0\",\"b:0\"]," F256 "},"
-    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"c:0\"]}]}]}";
 
 /* A plan that overlays a and b is caught at run time: c reads a's memory after b wrote it. */
 static void test_bad_plan_is_caught(void **state)

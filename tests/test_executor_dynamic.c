@@ -16,6 +16,7 @@
 #include "graphmem/executor.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
+#include "exec_test_util.h"
 #include "random_graph.h"
 #include "runtime/executor_internal.h"
 #include "util/alloc.h"
@@ -151,15 +152,6 @@ static void test_memory_pressure_borrows(void **state)
     gm_model_free(m);
 }
 
-#define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
-/* a and b both live until c reads them. */
-static const char k_diamond[] =
-    "{\"graphmem\":1,\"name\":\"d\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
-    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
-    "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
-    "{\"name\":\"b\",\"type\":\"Sigmoid\",\"inputs\":[\"x:0\"]," F256 "},"
-    "{\"name\":\"c\",\"type\":\"Add\",\"inputs\":[\"a:0\",\"b:0\"]," F256 "},"
-    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"c:0\"]}]}]}";
 
 /* Freeing on the producer's stream right after the producer (no reference for later readers)
  * lets a take x's memory, and b then reads a's data where x was: caught. One stream, so the overwrite is ordered
