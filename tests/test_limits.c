@@ -83,8 +83,41 @@ static void test_nesting_cycle(void **state)
     assert_null(m);
 }
 
+/* Sizes near 2^63 are refused with a message, never wrapped: one huge tensor, and tensors that
+ * are each fine but together exceed what one region can address. */
+static void test_huge_sizes(void **state)
+{
+    (void)state;
+    static const char *const models[] = {
+        "{\"graphmem\":1,\"name\":\"h\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"float32\","
+        "\"shape\":[1],\"size\":9223372036854775807}]},"
+        "{\"name\":\"o\",\"type\":\"NetOutput\",\"inputs\":[\"x:0\"]}]}]}",
+        "{\"graphmem\":1,\"name\":\"h\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[1]}]},"
+        "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[1],"
+        "\"size\":3458764513820540928}]},"
+        "{\"name\":\"b\",\"type\":\"Relu\",\"inputs\":[\"x:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[1],"
+        "\"size\":3458764513820540928}]},"
+        "{\"name\":\"c\",\"type\":\"Add\",\"inputs\":[\"a:0\",\"b:0\"],\"outputs\":[{\"dtype\":\"float32\","
+        "\"shape\":[1]}]},"
+        "{\"name\":\"o\",\"type\":\"NetOutput\",\"inputs\":[\"c:0\"]}]}]}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        gm_model *m = NULL;
+        gm_error err;
+        if (gm_model_read_json(models[i], strlen(models[i]), "huge.json", &m, &err) != GM_OK) continue; /* refused early: fine */
+        gm_plan *p = NULL;
+        assert_int_equal(gm_plan_build(m, NULL, &p, &err), GM_ERR_INPUT);
+        assert_null(p);
+        assert_non_null(strstr(err.message, "too large to plan"));
+        gm_model_free(m);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_deep_nesting), cmocka_unit_test(test_nesting_cycle)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_deep_nesting), cmocka_unit_test(test_nesting_cycle),
+                                       cmocka_unit_test(test_huge_sizes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,7 +67,26 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+/* Larger tensors (or regions) than this are refused, so that no offset + size can wrap. */
+#define GM_PLAN_MAX_BYTES ((int64_t)1 << 62)
+
+static int64_t align_up(int64_t v, int64_t a) { return v > GM_PLAN_MAX_BYTES ? v : (v + a - 1) / a * a; }
+
+/* Every tensor and every region's sum of sizes within GM_PLAN_MAX_BYTES: bad input otherwise. */
+static gm_status check_sizes(const gm_model *m, const gm_plan *p, gm_error *err)
+{
+    int64_t sum[GM_PLAN_R_COUNT][GM_MEM_COUNT] = {{0}};
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const gm_plan_symbol *y = &p->symbols[i];
+        if (y->region == GM_PLAN_R_DYNAMIC) continue;
+        if (y->size > GM_PLAN_MAX_BYTES || (sum[y->region][y->mem_type] += y->size) > GM_PLAN_MAX_BYTES)
+            return gm_error_set(err, GM_ERR_INPUT,
+                                "%s: tensor '%s' (%lld bytes) takes its region past 2^62 bytes: too large to plan",
+                                *gm_model_source(m) ? gm_model_source(m) : gm_model_name(m), y->id,
+                                (long long)y->size);
+    }
+    return GM_OK;
+}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -372,6 +391,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     }
     gm_symbols_free(s);
     s = NULL;
+    if ((st = check_sizes(m, p, err)) != GM_OK) goto fail;
     gm_hb_life_free(life);
     gm_hb_free(hb);
     life = NULL, hb = NULL;
