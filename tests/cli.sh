@@ -86,8 +86,9 @@ expect 2 "unknown strategy" "$GM" plan --strategy nope && has "$TMP/err" "unknow
 expect 0 "one strategy" "$GM" plan --strategy max-block && has "$TMP/out" "max-block, of 1 side by side" "one ran"
 
 # run: the example executed on host streams, every read checked.
-expect 0 "run" "$GM" run --streams 4 --iterations 2 && has "$TMP/out" "every read found its writer's data" "run clean"
-expect 0 "run --json" "$GM" run --json && has "$TMP/out" '"corrupted_reads":	0' "run json"
+expect 0 "run --plan" "$GM" run --plan --streams 4 --iterations 2 && has "$TMP/out" "every read found its writer's data" "run clean"
+expect 0 "run --plan --json" "$GM" run --plan --json && has "$TMP/out" '"corrupted_reads":	0' "run json"
+expect 0 "run (allocator by default)" "$GM" run --streams 2 && has "$TMP/out" "recycles" "default run prints allocator stats"
 expect 0 "run --dynamic" "$GM" run --dynamic --streams 4 --iterations 2 && has "$TMP/out" "recycles" "allocator stats" \
   && has "$TMP/out" "every read found its writer's data" "dynamic run clean"
 expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator"

@@ -21,6 +21,7 @@ check() {
 }
 check "$gm" plan
 check "$gm" run --streams 2 --iterations 2
+check "$gm" run --plan --streams 2 --iterations 2
 for m in "$src"/../shared/data/models/*.onnx "$src"/../shared/data/models/*.graphmem.json; do
   check "$gm" plan "$m"
 done

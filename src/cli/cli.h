@@ -28,7 +28,7 @@ typedef struct gm_cli_opts {
     bool reproducible;    /* plan: strategy times written as 0 */
     bool ge_sizes;        /* plan: GE's padded tensor sizes */
     unsigned streams, iterations; /* run */
-    bool dynamic;         /* run: allocate through the runtime allocator, no plan */
+    bool dynamic;         /* run: allocate through the runtime allocator (default); false: --plan */
     uint64_t memory_limit; /* run: device bytes the run may hold, 0 = no limit */
     const char *backend;  /* run: "host" or "cuda" */
     int device;           /* run: device id */

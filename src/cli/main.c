@@ -17,8 +17,8 @@ static const struct {
      "With no MODEL, uses the embedded example (a small training step showing every kind of conflict).\n"},
     {"check", "check   MODEL [options]", "Conflicts and lint only: what would be inserted, and why.\n"},
     {"verify", "verify  MODEL PLAN", "Checks a plan (ours or another tool's) against a graph.\n"},
-    {"run", "run     [MODEL] [options]", "Executes on device streams with a static plan, or --dynamic through the runtime allocator\n"
-            "(then prints its stats); checks every read.\n"},
+    {"run", "run     [MODEL] [options]", "Executes on device streams through the runtime allocator (or --plan: with a static plan)\n"
+            "and prints the allocator's stats; checks every read.\n"},
     {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE]",
      "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
     {"info", "info    MODEL [--dim NAME=VALUE]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
@@ -55,8 +55,9 @@ static const char k_run_options[] =
     "  --iterations K        run the graph K times (default 1)\n"
     "  --backend host|cuda   host: streams are threads (default); cuda: a GPU\n"
     "  --device ID           the device (default 0)\n"
-    "  --dynamic             no plan: every tensor from the runtime allocator (caching L1, per-stream\n"
-    "                        L2 pools, cross-stream borrowing) as it runs; prints the allocator's stats\n"
+    "  --dynamic             (the default) every tensor from the runtime allocator (caching L1,\n"
+    "                        per-stream L2 pools, cross-stream borrowing) as it runs; its stats printed\n"
+    "  --plan                instead: one allocation per region of a verified static plan\n"
     "  --memory-limit BYTES  the device refuses allocations beyond BYTES (the allocators then recycle\n"
     "                        and, in dynamic mode, borrow across streams)\n"
     "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";

@@ -124,7 +124,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
 }
 
 /* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
- * --option, --json, --dynamic, --memory-limit BYTES. */
+ * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
     static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device",
@@ -134,7 +134,8 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
         if (is_opt(arg, valued[k])) name = valued[k];
     if (!name) {
         if (strcmp(arg, "--json") == 0) return o->json = true, GM_OK;
-        if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK;
+        if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK; /* the default, said explicitly */
+        if (strcmp(arg, "--plan") == 0) return o->dynamic = false, GM_OK;
         return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
     }
     const char *v = take_value(arg, argc, argv, i);
@@ -171,6 +172,7 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
     o->budget_s = 10;
     o->streams = 1;
     o->iterations = 1;
+    o->dynamic = true; /* run: the runtime allocator unless --plan */
     o->backend = "host";
     int kind = command_kind(cmd);
     for (int i = first; i < argc; i++) {
