@@ -12,6 +12,21 @@
  * Static mode: the memory comes from a plan (graphmem/plan.h) made for the same stream
  * assignment: one allocation per region, each tensor at its planned offset.
  *
+ * Placement (static mode). A tensor whose memory type is host (GM_MEM_HOST) lives in host
+ * memory (malloc), written and checked by host functions in stream order. Every node runs on a
+ * device unless its attribute "_placement" is the string "host"; with devices = 2 a node whose
+ * attribute "_device" is 1 runs on the second device (other values, or one device: device 0);
+ * Data, Const and Variable of the root graph always run first, on device 0. A read across
+ * places gets a copy into a per-run staging buffer, and the check reads the copy:
+ *   device node reads a host tensor:            H2D on the node's stream;
+ *   host node reads a device tensor:            the launching thread first waits for the
+ *                                               producers' events (SyncStream), then D2H on the
+ *                                               node's stream (the tensor must be on the node's
+ *                                               device);
+ *   device node reads the other device's tensor: P2P (gm_memcpy_peer_async) on the node's
+ *                                               stream, after its wait for the producer's event.
+ * Device regions are allocated on each device; a tensor lives where its last writer ran.
+ *
  * Dynamic mode: no plan. GE's runtime v2 allocator (caching L1 over the device, a
  * MultiStreamL2Allocator per stream, cross-stream borrowing) hands each buffer (a symbol: the
  * anchors that share one address) out when its first writer is launched and takes it back on
@@ -38,6 +53,9 @@ typedef struct gm_run_options {
     unsigned streams;    /* 1..64; the model's nodes are spread over them (gm_run_assign_streams) */
     unsigned iterations; /* >= 1 */
     uint64_t memory_limit; /* device bytes the run may hold (gm_device_set_memory_limit); 0 = no limit */
+    unsigned devices;    /* static mode: 1 (default) or 2; with 2, nodes whose attribute "_device" is 1
+                            run on a second device (id device_id + 1) with streams of its own, and
+                            streams * devices must not exceed 64 */
 } gm_run_options;
 
 void gm_run_options_init(gm_run_options *o);
@@ -70,6 +88,11 @@ typedef struct gm_run_stats {
     uint64_t events;           /* cross-stream waits */
     uint64_t device_bytes;     /* memory allocated on the device for the plan's regions */
     uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
+    /* placement copies (static mode, see "Placement" below), all iterations */
+    uint64_t copies[GM_COPY_KIND_COUNT]; /* by kind: H2D, D2H, (D2D unused), P2P */
+    uint64_t copy_bytes;
+    uint64_t host_syncs;       /* host nodes waiting for a producer's stream (GE's SyncStream) */
+    uint64_t staging_bytes;    /* most memory the staging pools held (devices and host) */
     char first_corruption[256]; /* "node 'x' read 'y_out_0' (iteration k): n bytes differ" */
     bool dynamic;               /* gm_run_dynamic filled it: alloc below is meaningful */
     gm_run_alloc_stats alloc;

@@ -74,6 +74,10 @@ static void print_text(const gm_model *m, const gm_run_options *ro, const gm_pla
            (unsigned long long)s->bytes_checked);
     if (s->skipped_dynamic) printf(" (%llu reads of run-time size not checked)", (unsigned long long)s->skipped_dynamic);
     printf("\n");
+    if (s->copies[GM_COPY_H2D] || s->copies[GM_COPY_D2H] || s->copies[GM_COPY_D2D] || s->copies[GM_COPY_P2P])
+        printf("  %-26s %llu H2D, %llu D2H, %llu P2P (%llu bytes); %llu host syncs, %llu staging bytes\n",
+               "placement copies", u(s->copies[GM_COPY_H2D]), u(s->copies[GM_COPY_D2H]), u(s->copies[GM_COPY_P2P]),
+               u(s->copy_bytes), u(s->host_syncs), u(s->staging_bytes));
     if (s->corrupted_reads)
         printf("  %-26s NO: %llu reads found another tensor's data (%llu bytes); first: %s\n", "verified",
                (unsigned long long)s->corrupted_reads, (unsigned long long)s->corrupted_bytes, s->first_corruption);
@@ -99,6 +103,10 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddNumberToObject(j, "tasks", (double)s->tasks);
     cJSON_AddNumberToObject(j, "events", (double)s->events);
     cJSON_AddNumberToObject(j, "reads_checked", (double)s->reads_checked);
+    cJSON_AddNumberToObject(j, "copies_h2d", (double)s->copies[GM_COPY_H2D]);
+    cJSON_AddNumberToObject(j, "copies_d2h", (double)s->copies[GM_COPY_D2H]);
+    cJSON_AddNumberToObject(j, "copies_p2p", (double)s->copies[GM_COPY_P2P]);
+    cJSON_AddNumberToObject(j, "host_syncs", (double)s->host_syncs);
     cJSON_AddNumberToObject(j, "corrupted_reads", (double)s->corrupted_reads);
     cJSON_AddBoolToObject(j, "verified", s->corrupted_reads == 0);
     char *text = cJSON_Print(j);

@@ -31,6 +31,7 @@
 #include "graphmem/executor.h"
 #include "ops/op_table.h"
 #include "runtime/executor_internal.h"
+#include "runtime/executor_placement.h"
 #include "util/alloc.h"
 
 void gm_run_options_init(gm_run_options *o)
@@ -40,6 +41,7 @@ void gm_run_options_init(gm_run_options *o)
     o->streams = 1;
     o->iterations = 1;
     o->memory_limit = 0;
+    o->devices = 1;
 }
 
 void gm_run_assign_streams(gm_model *m, unsigned streams)
@@ -67,33 +69,39 @@ static gm_status fail(gm_exec *x, gm_status st)
     return st;
 }
 
-static gm_status open_resources(gm_exec *x, const gm_run_options *o)
+static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fault fault)
 {
+    x->n_streams = o->streams ? o->streams : 1;
+    x->n_devices = o->devices ? o->devices : 1;
+    if (x->n_devices > 2) return gm_error_set(x->err, GM_ERR_INPUT, "run: %u devices (at most 2)", x->n_devices);
+    if (x->n_streams * x->n_devices > GM_EXEC_MAX_STREAMS)
+        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams on %u devices (at most %d in all)", x->n_streams,
+                            x->n_devices, GM_EXEC_MAX_STREAMS);
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
     if (st != GM_OK) return st;
     gm_device_set_memory_limit(x->dev, o->memory_limit);
-    x->n_streams = o->streams ? o->streams : 1;
-    if (x->n_streams > GM_EXEC_MAX_STREAMS)
-        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams (at most %d)", x->n_streams, GM_EXEC_MAX_STREAMS);
-    for (unsigned s = 0; s < x->n_streams; s++)
-        if ((st = gm_stream_create(x->dev, &x->streams[s], x->err)) != GM_OK) return st;
+    if ((st = gm_place_open(x, o, fault)) != GM_OK) return st;
+    for (unsigned s = 0; s < gm_exec_total_streams(x); s++)
+        if ((st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err)) != GM_OK) return st;
     return gm_exec_alloc_regions(x);
 }
 
 static void close_resources(gm_exec *x)
 {
     gm_error ignore;
-    for (unsigned s = 0; s < x->n_streams; s++)
+    unsigned total = gm_exec_total_streams(x);
+    for (unsigned s = 0; s < total; s++)
         if (x->streams[s]) gm_stream_synchronize(x->streams[s], &ignore);
     gm_exec_free_events(x);
-    for (unsigned s = 0; s < x->n_streams; s++) gm_stream_destroy(x->streams[s], &ignore);
-    gm_exec_free_regions(x);
+    for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
+    if (x->place) gm_exec_free_regions(x);
     gm_device_close(x->dev);
+    gm_place_close(x);
 }
 
 static gm_status sync_all(gm_exec *x)
 {
-    for (unsigned s = 0; s < x->n_streams; s++) {
+    for (unsigned s = 0; s < gm_exec_total_streams(x); s++) {
         gm_status st = gm_stream_synchronize(x->streams[s], x->err);
         if (st != GM_OK) return st;
     }
@@ -102,6 +110,12 @@ static gm_status sync_all(gm_exec *x)
 
 gm_status gm_run_static(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_run_stats *stats,
                         gm_error *err)
+{
+    return gm_run_static_fault(m, p, o, GM_PLACE_FAULT_NONE, stats, err);
+}
+
+gm_status gm_run_static_fault(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_place_fault fault,
+                              gm_run_stats *stats, gm_error *err)
 {
     gm_error local;
     if (!err) err = &local;
@@ -113,7 +127,7 @@ gm_status gm_run_static(const gm_model *m, const gm_plan *p, const gm_run_option
     if (!x) return gm_error_set(err, GM_ERR_NOMEM, "run: out of memory");
     x->m = m, x->p = p, x->err = err, x->stats = stats;
     gm_status st = gm_exec_index(x);
-    if (st == GM_OK) st = open_resources(x, o);
+    if (st == GM_OK) st = open_resources(x, o, fault);
     if (st == GM_OK) st = gm_exec_init_constants(x);
     for (unsigned k = 0; st == GM_OK && k < o->iterations; k++) {
         x->iteration = k;

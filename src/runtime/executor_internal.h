@@ -49,8 +49,10 @@ typedef struct gm_exec {
     size_t n_checks, cap_checks;
     /* device */
     gm_device *dev;
-    gm_stream *streams[GM_EXEC_MAX_STREAMS];
-    unsigned n_streams;
+    gm_stream *streams[GM_EXEC_MAX_STREAMS]; /* device d's stream s at d * n_streams + s */
+    unsigned n_streams;       /* per device */
+    unsigned n_devices;       /* 0 or 1: one device; 2 (static mode): placement device 1 too */
+    struct gm_place *place;   /* placement copies (executor_placement.c); NULL in dynamic mode */
     void *region[GM_PLAN_R_COUNT][GM_MEM_COUNT];
 } gm_exec;
 
@@ -64,6 +66,13 @@ gm_status gm_exec_init_constants(gm_exec *x);
 gm_status gm_exec_launch_iteration(gm_exec *x);
 /* After the streams are synchronized: the iteration's mismatches into the statistics. */
 void gm_exec_collect(gm_exec *x);
+
+/* Streams of all devices (n_streams * n_devices). */
+unsigned gm_exec_total_streams(const gm_exec *x);
+/* A checked read of sym by n: its mismatch counter, NULL (error set) when out of capacity. */
+uint64_t *gm_exec_add_check(gm_exec *x, const gm_node *n, int32_t sym, uint64_t bytes);
+/* Task t waits on its stream for task dep (once per producer stream point). */
+gm_status gm_exec_wait_dep(gm_exec *x, size_t t, size_t dep);
 
 /* Shared with the dynamic executor (executor_dynamic.c): the task model and the patterns. */
 /* Root Data, Const and Variable: written at the start of an iteration, on stream 0. */

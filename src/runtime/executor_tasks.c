@@ -11,6 +11,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "runtime/executor_internal.h"
+#include "runtime/executor_placement.h"
 #include "util/alloc.h"
 
 /* ---- index ------------------------------------------------------------------------------ */
@@ -52,8 +53,13 @@ static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_strea
     size_t t = x->n_tasks++;
     x->task_node[t] = n;
     x->task_exit[t] = exit;
-    /* start writers all go on stream 0, which every stream waits for first */
-    x->task_stream[t] = gm_exec_at_start(n) ? 0 : (int32_t)(((n->stream % (int64_t)x->n_streams) + x->n_streams) % x->n_streams);
+    /* start writers all go on stream 0, which every stream waits for first; the streams of
+     * device d follow those of device d - 1 */
+    unsigned dev = x->place && !gm_exec_at_start(n) ? gm_place_node_device(x, n) : 0;
+    x->task_stream[t] = gm_exec_at_start(n) ? 0
+                                            : (int32_t)(dev * x->n_streams +
+                                                        (unsigned)(((n->stream % (int64_t)x->n_streams) + x->n_streams) %
+                                                                   x->n_streams));
     x->task_seq[t] = per_stream[x->task_stream[t]]++;
     x->task_of[exit][n->topo_id] = (int32_t)t;
     if (!exit) x->task_of[1][n->topo_id] = (int32_t)t; /* until an exit task replaces it */
@@ -125,7 +131,8 @@ gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, 
 static gm_status need_event(gm_exec *x, size_t t, size_t dep)
 {
     if (x->task_stream[dep] == x->task_stream[t] || x->task_event[dep]) return GM_OK;
-    return gm_event_create(x->dev, &x->task_event[dep], x->err);
+    /* on the producer's device (events work across the devices of one backend) */
+    return gm_event_create(gm_stream_device(x->streams[x->task_stream[dep]]), &x->task_event[dep], x->err);
 }
 
 gm_status gm_exec_index(gm_exec *x)
@@ -161,13 +168,17 @@ gm_status gm_exec_init_constants(gm_exec *x)
 {
     gm_status st = index_tasks(x);
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) st = gm_exec_for_each_dep(x, t, need_event);
+    if (st == GM_OK && x->place) st = gm_place_index(x);
     return st;
 }
 
 /* ---- device memory ---------------------------------------------------------------------- */
 
+unsigned gm_exec_total_streams(const gm_exec *x) { return x->n_streams * (x->n_devices > 1 ? x->n_devices : 1); }
+
 gm_status gm_exec_alloc_regions(gm_exec *x)
 {
+    if (x->place) return gm_place_alloc_regions(x);
     for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
         for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
             int64_t bytes = x->p->region_bytes[r][mt];
@@ -182,6 +193,10 @@ gm_status gm_exec_alloc_regions(gm_exec *x)
 void gm_exec_free_regions(gm_exec *x)
 {
     gm_error ignore;
+    if (x->place) {
+        gm_place_free_regions(x);
+        return;
+    }
     for (int r = 0; r < GM_PLAN_R_COUNT; r++)
         for (int mt = 0; mt < GM_MEM_COUNT; mt++)
             if (x->region[r][mt]) gm_device_free(x->dev, x->region[r][mt], &ignore);
@@ -233,14 +248,24 @@ static gm_status check_read(gm_exec *x, size_t t, uint32_t i)
     }
     uint64_t seed = x->seed[sl->sym];
     if (!seed || sl->view) return GM_OK; /* never written yet, or a member of a no-padding whole */
-    if (x->n_checks == x->cap_checks) return gm_error_set(x->err, GM_ERR_INTERNAL, "run: check capacity");
+    if (x->place) return gm_place_check_read(x, t, sl, bytes, seed); /* copies it where it is read */
+    uint64_t *mm = gm_exec_add_check(x, n, sl->sym, (uint64_t)bytes);
+    if (!mm) return GM_ERR_INTERNAL;
+    return gm_verify_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, mm, x->err);
+}
+
+uint64_t *gm_exec_add_check(gm_exec *x, const gm_node *n, int32_t sym, uint64_t bytes)
+{
+    if (x->n_checks == x->cap_checks) {
+        gm_error_set(x->err, GM_ERR_INTERNAL, "run: check capacity");
+        return NULL;
+    }
     size_t c = x->n_checks++;
-    x->checks[c] = (gm_exec_check){n, sl->sym, (uint64_t)bytes};
+    x->checks[c] = (gm_exec_check){n, sym, bytes};
     x->mismatches[c] = 0;
     x->stats->reads_checked++;
-    x->stats->bytes_checked += (uint64_t)bytes;
-    return gm_verify_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, &x->mismatches[c],
-                                   x->err);
+    x->stats->bytes_checked += bytes;
+    return &x->mismatches[c];
 }
 
 /* Writes bytes of a fresh pattern where slot sl lies, and makes it the symbol's current one. */
@@ -252,6 +277,7 @@ static gm_status write_slot(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_
     uint64_t seed = gm_exec_mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
     /* a member of a no-padding whole writes part of it: the whole's pattern is then unknown */
     x->seed[sl->sym] = sl->view ? 0 : seed;
+    if (x->place) return gm_place_write(x, t, sl, bytes, seed);
     return gm_fill_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, x->err);
 }
 
@@ -276,6 +302,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
         if (n->in[i].src) st = check_read(x, t, i);
+    if (st == GM_OK && x->place) st = gm_place_after_reads(x, t);
     /* collectives that write their inputs in place */
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE))
         for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
@@ -289,7 +316,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
     return st;
 }
 
-static gm_status wait_dep(gm_exec *x, size_t t, size_t dep)
+gm_status gm_exec_wait_dep(gm_exec *x, size_t t, size_t dep)
 {
     int32_t s = x->task_stream[t], d = x->task_stream[dep];
     if (s == d || x->task_seq[dep] <= x->waited[s][d]) return GM_OK;
@@ -312,21 +339,23 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
         x->cap_checks = reads;
     }
     x->n_checks = 0;
+    if (x->place) gm_place_begin_iteration(x);
     for (unsigned a = 0; a < GM_EXEC_MAX_STREAMS; a++)
         for (unsigned b = 0; b < GM_EXEC_MAX_STREAMS; b++) x->waited[a][b] = -1;
     gm_status st = GM_OK;
     /* START: the inputs, constants and variables are written before anything else runs */
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
         if (gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
-    if (st == GM_OK && x->n_streams > 1) {
+    unsigned total = gm_exec_total_streams(x);
+    if (st == GM_OK && total > 1) {
         if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
         if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
-        for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+        for (unsigned s = 1; s < total && st == GM_OK; s++) {
             st = gm_stream_wait_event(x->streams[s], x->start_event, x->err);
         }
     }
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
-        st = gm_exec_for_each_dep(x, t, wait_dep);
+        st = gm_exec_for_each_dep(x, t, x->place ? gm_place_wait_dep : gm_exec_wait_dep);
         if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
         if (st == GM_OK && x->task_event[t]) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
     }

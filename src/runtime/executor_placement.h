@@ -1,0 +1,58 @@
+/*
+ * executor_placement.h — placement copies of the static executor (executor_placement.c): host
+ * tensors in host memory, host nodes, a second device; the copies (H2D, D2H after SyncStream,
+ * P2P) that carry a tensor's pattern to the place where it is read. Not part of the API.
+ */
+#ifndef GM_EXECUTOR_PLACEMENT_H
+#define GM_EXECUTOR_PLACEMENT_H
+
+#include "runtime/executor_internal.h"
+
+/* Test-only faults, to see the checks catch a copy made too early. With a fault, the producer
+ * of every skipped dependency is held (a host function on its stream, after its reads, before
+ * its writes) until each consumer that skipped it has made its copies: the race is forced, and
+ * the stale copy is deterministic. For the small test graphs only (a consumer must not itself
+ * wait, on its stream, behind a held producer). */
+typedef enum gm_place_fault {
+    GM_PLACE_FAULT_NONE = 0,
+    /* host nodes neither synchronize with their producers' streams nor wait for them: the D2H
+     * reads device memory the producer has not written yet */
+    GM_PLACE_FAULT_NO_SYNC,
+    /* device nodes do not wait for producers on the other device: the P2P copy runs before
+     * the producer's event */
+    GM_PLACE_FAULT_P2P_NO_WAIT,
+} gm_place_fault;
+
+/* Opens the placement state (x->place), the second device when o->devices == 2. */
+gm_status gm_place_open(gm_exec *x, const gm_run_options *o, gm_place_fault fault);
+/* Closes the second device and frees the state; after every stream is destroyed. */
+void gm_place_close(gm_exec *x);
+gm_device *gm_place_device(const gm_exec *x, unsigned d);
+
+/* The plan's regions: device regions on every device, the host region with malloc; and the
+ * staging pools. */
+gm_status gm_place_alloc_regions(gm_exec *x);
+void gm_place_free_regions(gm_exec *x);
+
+/* Where node n runs: its device (0, or 1 with two devices and "_device": 1). */
+unsigned gm_place_node_device(const gm_exec *x, const gm_node *n);
+bool gm_place_node_on_host(const gm_node *n);
+
+/* After the tasks are indexed: host tasks, and with a fault the held producers. */
+gm_status gm_place_index(gm_exec *x);
+/* Before an iteration's first launch (all streams idle). */
+void gm_place_begin_iteration(gm_exec *x);
+/* gm_exec_for_each_dep callback replacing gm_exec_wait_dep: a host task synchronizes. */
+gm_status gm_place_wait_dep(gm_exec *x, size_t t, size_t dep);
+/* A checked read of slot sl (bytes, expected seed) by task t, with its copy if it needs one. */
+gm_status gm_place_check_read(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t seed);
+/* Task t writes pattern seed over bytes where sl lies (sl->sym >= 0, a static region). */
+gm_status gm_place_write(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t seed);
+/* Between task t's reads and its writes: the fault's release and hold points. */
+gm_status gm_place_after_reads(gm_exec *x, size_t t);
+
+/* gm_run_static with a deliberate fault. */
+gm_status gm_run_static_fault(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_place_fault fault,
+                              gm_run_stats *stats, gm_error *err);
+
+#endif
