@@ -122,6 +122,41 @@ static void test_own_malloc_failed_but_using_borrow(void **state)
     assert_int_equal(fx_close(&f), 0);
 }
 
+/* Parks b (born on 0, size bytes) on stream 1: 0 frees first, 1 hears of it, 1 frees last. */
+static gm_ms_block *park_on_1(fixture *f, size_t size)
+{
+    gm_ms_block *b = gm_ms_l2_malloc(f->a[0], size);
+    gm_error err;
+    assert_int_equal(gm_ms_access_mem_cross_stream(b, 0, 1, &err), GM_OK);
+    gm_ms_block_free(b, 0);
+    event(f, 0, 1);
+    gm_ms_block_free(b, 1);
+    return b;
+}
+
+/* A parked block that fits (at most 1/8 over the page-rounded request) is lent before the own
+ * pool grows; one that is much longer is not (the own pool serves). */
+static void test_parked_block_that_fits_is_lent_first(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 2);
+    gm_ms_block *b0 = park_on_1(&f, 100); /* one page */
+    assert_int_equal(gm_ms_l2_borrow_count(f.a[1], 0), 1);
+    gm_ms_block *b1 = gm_ms_l2_malloc(f.a[1], 200);
+    assert_ptr_equal(b1, b0);
+    assert_int_equal(stats(&f).borrow_hits, 1);
+    gm_ms_block_free(b1, 1); /* parked again */
+    gm_ms_block *big = park_on_1(&f, 4 * P);
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[1], 2 * P); /* 4 pages for 2: own pool */
+    assert_ptr_not_equal(c, big);
+    assert_int_equal(stats(&f).borrow_hits, 1);
+    gm_ms_block_free(c, 1);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(gm_ms_l2_borrow_count(f.a[1], 0), 0);
+    assert_int_equal(fx_close(&f), 0);
+}
+
 static void test_own_malloc_free_before_sync(void **state)
 {
     (void)state;
@@ -448,6 +483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_malloc_free),
         cmocka_unit_test(test_own_malloc_failed_but_using_borrow),
+        cmocka_unit_test(test_parked_block_that_fits_is_lent_first),
         cmocka_unit_test(test_own_malloc_free_before_sync),
         cmocka_unit_test(test_sync_local_recycle_status_live),
         cmocka_unit_test(test_change_l1_allocator),

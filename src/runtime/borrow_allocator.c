@@ -84,6 +84,16 @@ gm_ms_block *gm_borrow_alloc(gm_borrow_allocator *ba, size_t size)
     return b;
 }
 
+gm_ms_block *gm_borrow_alloc_fit(gm_borrow_allocator *ba, size_t size, size_t max_size)
+{
+    size_t i = lower_bound(ba, size);
+    if (i == ba->nbuckets || ba->buckets[i].size > max_size) return NULL;
+    gm_ms_block *b = ba->buckets[i].head;
+    bucket_remove(ba, b);
+    stream_remove(ba, b);
+    return b;
+}
+
 gm_ms_block *gm_borrow_take_stream(gm_borrow_allocator *ba, uint32_t stream)
 {
     gm_ms_block *list = ba->by_stream[stream];

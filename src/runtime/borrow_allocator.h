@@ -34,6 +34,8 @@ typedef struct gm_borrow_allocator {
 void gm_borrow_add(gm_borrow_allocator *ba, gm_ms_block *b);
 /* A parked block of at least size bytes (the smallest such bucket), removed; or NULL. */
 gm_ms_block *gm_borrow_alloc(gm_borrow_allocator *ba, size_t size);
+/* The same, only when that block is at most max_size bytes; else NULL. */
+gm_ms_block *gm_borrow_alloc_fit(gm_borrow_allocator *ba, size_t size, size_t max_size);
 /* GetAndClearBorrowBlocks(stream): removes every block born on `stream`; returns them as a
  * list linked by bt_next (NULL-terminated). */
 gm_ms_block *gm_borrow_take_stream(gm_borrow_allocator *ba, uint32_t stream);

