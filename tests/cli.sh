@@ -94,6 +94,8 @@ expect 0 "run --dynamic" "$GM" run --dynamic --streams 4 --iterations 2 && has "
 expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator"
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"
 expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
+expect 0 "run --plan --devices 2" "$GM" run --plan --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices"
+expect 2 "run --devices without --plan" "$GM" run --devices 2 && has "$TMP/err" "--plan" "says which mode"
 expect 2 "run bad backend" "$GM" run --backend tpu && has "$TMP/err" "host or cuda" "names the backends"
 expect 2 "check needs a model" "$GM" check
 expect 2 "too many arguments" "$GM" info a b c

@@ -32,6 +32,7 @@ typedef struct gm_cli_opts {
     uint64_t memory_limit; /* run: device bytes the run may hold, 0 = no limit */
     const char *backend;  /* run: "host" or "cuda" */
     int device;           /* run: device id */
+    unsigned devices;     /* run --plan: 1 or 2 (nodes with "_device": 1 on the second) */
     gm_cli_kv options[64];
     int n_options;
     const char *dims[65]; /* --dim NAME=VALUE for ONNX symbolic dims, NULL-terminated */

@@ -126,6 +126,10 @@ int gm_cmd_run(const gm_cli_opts *o)
     if (!gm_backend_from_name(o->backend, &ro.backend))
         return gm_error_set(&err, GM_ERR_USAGE, "run: unknown backend '%s'", o->backend), gm_cli_fail(&err);
     ro.device_id = o->device, ro.streams = o->streams, ro.iterations = o->iterations;
+    ro.devices = o->devices;
+    if (o->devices > 1 && o->dynamic)
+        return gm_error_set(&err, GM_ERR_USAGE, "run: --devices 2 goes with --plan (placement copies are static-mode only)"),
+               gm_cli_fail(&err);
     ro.memory_limit = o->memory_limit;
     if (!gm_backend_available(ro.backend)) {
         gm_error_set(&err, GM_ERR_USAGE, "run: the %s backend is not available here%s", o->backend,

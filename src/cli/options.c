@@ -127,7 +127,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
  * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
-    static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device",
+    static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--devices",
                                          "--passes",  "--option",     "--memory-limit"};
     const char *name = NULL;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -148,6 +148,8 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
         if ((st = parse_long(name, v, 1, 1000000, &x, err)) == GM_OK) o->iterations = (unsigned)x;
     } else if (!strcmp(name, "--memory-limit")) {
         if ((st = parse_long(name, v, 1, LONG_MAX, &x, err)) == GM_OK) o->memory_limit = (uint64_t)x;
+    } else if (!strcmp(name, "--devices")) {
+        if ((st = parse_long(name, v, 1, 2, &x, err)) == GM_OK) o->devices = (unsigned)x;
     } else if (!strcmp(name, "--device")) {
         if ((st = parse_long(name, v, 0, 63, &x, err)) == GM_OK) o->device = (int)x;
     } else if (!strcmp(name, "--backend")) {
@@ -173,6 +175,7 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
     o->streams = 1;
     o->iterations = 1;
     o->dynamic = true; /* run: the runtime allocator unless --plan */
+    o->devices = 1;
     o->backend = "host";
     int kind = command_kind(cmd);
     for (int i = first; i < argc; i++) {
