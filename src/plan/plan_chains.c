@@ -19,22 +19,30 @@ static int32_t root(int32_t *uf, int32_t a)
     return a;
 }
 
-/* The group's members are known, distinct, in one reusable region, memory type and label. */
-static bool well_formed(const gm_plan_items *it, const gm_plan *p, const gm_plan_group *c)
+/* The group's members are known, distinct, in one reusable region, memory type and label.
+ * mark: one byte per symbol, all 0 on entry and on return (a group can hold most of a graph:
+ * the atomic outputs of a central clean node, so no pairwise check). */
+static bool well_formed(const gm_plan_items *it, const gm_plan *p, const gm_plan_group *c, unsigned char *mark)
 {
     if (c->n == 0 || c->members[0] < 0) return false;
     const gm_plan_symbol *s0 = &p->symbols[c->members[0]];
-    for (size_t j = 0; j < c->n; j++) {
+    bool ok = true;
+    size_t j = 0;
+    for (; j < c->n && ok; j++) {
         int32_t y = c->members[j];
-        if (y < 0) return false;
+        if (y < 0) {
+            ok = false;
+            break;
+        }
         const gm_plan_symbol *s = &p->symbols[y];
         if ((s->region != GM_PLAN_R_FEATURE_MAP && s->region != GM_PLAN_R_ZERO_COPY) || s->region != s0->region ||
-            s->mem_type != s0->mem_type || it->sym_label[y] != it->sym_label[c->members[0]])
-            return false;
-        for (size_t i = 0; i < j; i++)
-            if (c->members[i] == y) return false;
+            s->mem_type != s0->mem_type || it->sym_label[y] != it->sym_label[c->members[0]] || mark[y])
+            ok = false;
+        mark[y] = 1;
     }
-    return true;
+    for (size_t i = 0; i < j; i++)
+        if (c->members[i] >= 0) mark[c->members[i]] = 0;
+    return ok;
 }
 
 /* Would the group's links agree with those taken? (next/prev: -1 none) */
@@ -52,15 +60,16 @@ gm_status gm_plan_chain_groups(gm_plan_items *it, const gm_plan *p)
 {
     size_t ns = p->n_symbols ? p->n_symbols : 1;
     int32_t *next = gm_malloc(ns * sizeof *next), *prev = gm_malloc(ns * sizeof *prev), *uf = gm_malloc(ns * sizeof *uf);
+    unsigned char *mark = gm_calloc(ns, 1);
     gm_plan_group *chains = NULL;
     size_t n_chains = 0;
     gm_status st = GM_ERR_NOMEM;
-    if (!next || !prev || !uf) goto out;
+    if (!next || !prev || !uf || !mark) goto out;
     for (size_t s = 0; s < p->n_symbols; s++) next[s] = prev[s] = -1, uf[s] = (int32_t)s, it->sym_group[s] = -1;
     /* a tentative union on a copy would be dearer than checking first: agrees() reads only */
     for (size_t g = 0; g < it->n_groups; g++) {
         gm_plan_group *c = &it->groups[g];
-        c->usable = well_formed(it, p, c) && agrees(c, next, prev, uf);
+        c->usable = well_formed(it, p, c, mark) && agrees(c, next, prev, uf);
         for (size_t j = 0; c->usable && j + 1 < c->n; j++) {
             int32_t a = c->members[j], b = c->members[j + 1];
             if (next[a] == b) continue;
@@ -93,5 +102,6 @@ out:
     gm_free(next);
     gm_free(prev);
     gm_free(uf);
+    gm_free(mark);
     return st;
 }

@@ -399,13 +399,16 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     /* the bound is taken on the accesses, before any release, join or repair lengthens a
      * lifetime: it must hold for every valid plan, not just this one */
     if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, &remap) != GM_OK) goto nomem;
-    /* the witness names the symbols that now hold its tensors */
+    /* the witness names the symbols that now hold its tensors, each once (a joined symbol can
+     * hold several); marked per symbol: the witness can be most of a large graph */
+    unsigned char *seen_w = gm_calloc(p->n_symbols ? p->n_symbols : 1, 1);
+    if (!seen_w) goto nomem;
     size_t nw = 0;
     for (size_t i = 0; i < p->n_witness; i++) {
-        size_t w = (size_t)remap[p->witness[i]], j = 0;
-        while (j < nw && p->witness[j] != w) j++;
-        if (j == nw) p->witness[nw++] = w;
+        size_t w = (size_t)remap[p->witness[i]];
+        if (!seen_w[w]) seen_w[w] = 1, p->witness[nw++] = w;
     }
+    gm_free(seen_w);
     p->n_witness = nw;
     /* a joined symbol can hold two witnesses in less than their two sizes: claim no more than
      * the witness shows (a smaller bound is still a bound) */
