@@ -129,3 +129,24 @@ gm_status gm_plan_compute_bound(gm_plan *p)
     gm_free(sym_label);
     return p->witness ? GM_OK : GM_ERR_NOMEM;
 }
+
+gm_status gm_plan_remap_witness(gm_plan *p, const int32_t *remap)
+{
+    /* each holder once (a joined symbol can hold several); marked per symbol: the witness can
+     * be most of a large graph */
+    unsigned char *seen = gm_calloc(p->n_symbols ? p->n_symbols : 1, 1);
+    if (!seen) return GM_ERR_NOMEM;
+    size_t nw = 0;
+    for (size_t i = 0; i < p->n_witness; i++) {
+        size_t w = (size_t)remap[p->witness[i]];
+        if (!seen[w]) seen[w] = 1, p->witness[nw++] = w;
+    }
+    gm_free(seen);
+    p->n_witness = nw;
+    /* a joined symbol can hold two witnesses in less than their two sizes: claim no more than
+     * the witness shows (a smaller bound is still a bound) */
+    int64_t held = 0;
+    for (size_t i = 0; i < nw; i++) held += p->symbols[p->witness[i]].size;
+    if (held < p->lower_bound_bytes) p->lower_bound_bytes = held;
+    return GM_OK;
+}

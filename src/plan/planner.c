@@ -347,6 +347,46 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
     return GM_OK;
 }
 
+/* The independent verifier on the plan as written; stream overlaps it still finds (none are
+ * expected: lifetimes end at their release) get their lifetimes merged and the plan re-packed,
+ * and a region still overlapping after repair_rounds loses reuse. */
+static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm_plan_options *o,
+                                   const gm_strmap *by_id, gm_error *err)
+{
+    gm_status st;
+    bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT];
+    for (uint32_t round = 0;; round++) {
+        gm_plan_verdict v;
+        double t_check = now_ms();
+        st = self_check(m, p, &v, err);
+        p->stage_ms[GM_PLAN_STAGE_VERIFY] += now_ms() - t_check;
+        if (st != GM_OK) return st;
+        p->repair_rounds++;
+        size_t overlaps = v.by_kind[GM_PLAN_P_OVERLAP];
+        p->unresolved = v.n_problems + v.dropped;
+        memset(dirty, 0, sizeof dirty);
+        size_t merged = overlaps ? merge_overlaps(p, by_id, &v, dirty) : 0;
+        gm_plan_verdict_free(&v);
+        if (overlaps == 0) return GM_OK;
+        if (merged == 0 || round >= o->repair_rounds) {
+            /* out of rounds (or nothing we can merge): every region still overlapping loses reuse,
+             * which no stream order can break */
+            bool any = false;
+            for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
+                for (int mt = 0; mt < GM_MEM_COUNT; mt++)
+                    if ((merged ? dirty[r][mt] : r != GM_PLAN_R_FIXED) && !p->fallback[mt][r])
+                        p->fallback[mt][r] = true, any = true;
+            if (!any) return GM_OK; /* already at no reuse: what is left is not an overlap we made */
+        } else {
+            p->repaired_pairs += merged;
+        }
+        double t_repack = now_ms();
+        st = pack(m, p, it, o, false, err);
+        p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
+        if (st != GM_OK) return st;
+    }
+}
+
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err)
 {
     gm_error local;
@@ -399,22 +439,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     /* the bound is taken on the accesses, before any release, join or repair lengthens a
      * lifetime: it must hold for every valid plan, not just this one */
     if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, &remap) != GM_OK) goto nomem;
-    /* the witness names the symbols that now hold its tensors, each once (a joined symbol can
-     * hold several); marked per symbol: the witness can be most of a large graph */
-    unsigned char *seen_w = gm_calloc(p->n_symbols ? p->n_symbols : 1, 1);
-    if (!seen_w) goto nomem;
-    size_t nw = 0;
-    for (size_t i = 0; i < p->n_witness; i++) {
-        size_t w = (size_t)remap[p->witness[i]];
-        if (!seen_w[w]) seen_w[w] = 1, p->witness[nw++] = w;
-    }
-    gm_free(seen_w);
-    p->n_witness = nw;
-    /* a joined symbol can hold two witnesses in less than their two sizes: claim no more than
-     * the witness shows (a smaller bound is still a bound) */
-    int64_t held = 0;
-    for (size_t i = 0; i < nw; i++) held += p->symbols[p->witness[i]].size;
-    if (held < p->lower_bound_bytes) p->lower_bound_bytes = held;
+    if (gm_plan_remap_witness(p, remap) != GM_OK) goto nomem;
     for (size_t i = 0; i < p->n_symbols; i++)
         if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
     if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
@@ -423,37 +448,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if ((st = pack(m, p, &it, o, true, err)) != GM_OK) goto fail;
     p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
 
-    bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT];
-    for (uint32_t round = 0;; round++) {
-        gm_plan_verdict v;
-        double t_check = now_ms();
-        st = self_check(m, p, &v, err);
-        p->stage_ms[GM_PLAN_STAGE_VERIFY] += now_ms() - t_check;
-        if (st != GM_OK) goto fail;
-        p->repair_rounds++;
-        size_t overlaps = v.by_kind[GM_PLAN_P_OVERLAP];
-        p->unresolved = v.n_problems + v.dropped;
-        memset(dirty, 0, sizeof dirty);
-        size_t merged = overlaps ? merge_overlaps(p, &by_id, &v, dirty) : 0;
-        gm_plan_verdict_free(&v);
-        if (overlaps == 0) break;
-        if (merged == 0 || round >= o->repair_rounds) {
-            /* out of rounds (or nothing we can merge): every region still overlapping loses reuse,
-             * which no stream order can break */
-            bool any = false;
-            for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
-                for (int mt = 0; mt < GM_MEM_COUNT; mt++)
-                    if ((merged ? dirty[r][mt] : r != GM_PLAN_R_FIXED) && !p->fallback[mt][r])
-                        p->fallback[mt][r] = true, any = true;
-            if (!any) break; /* already at no reuse: what is left is not an overlap we made */
-        } else {
-            p->repaired_pairs += merged;
-        }
-        double t_repack = now_ms();
-        st = pack(m, p, &it, o, false, err);
-        p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
-        if (st != GM_OK) goto fail;
-    }
+    if ((st = verify_and_repair(m, p, &it, o, &by_id, err)) != GM_OK) goto fail;
     summarize(p);
     gm_strmap_free(&by_id);
     gm_plan_items_free(&it);

@@ -19,6 +19,9 @@ uint32_t *gm_plan_number_labels(const gm_plan *p, size_t *n);
  * joined symbols are removed, their anchors carry offsets. *remap (gm_free it) maps each old
  * symbol index to its new one. */
 gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap);
+/* After gm_plan_merge_nopad: the witness names the symbols that now hold its tensors, and the
+ * bound claims no more than they hold (plan_bound.c). */
+gm_status gm_plan_remap_witness(gm_plan *p, const int32_t *remap);
 
 /* ---- strategies side by side (plan_pack.c) ---- */
 
