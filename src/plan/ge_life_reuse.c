@@ -104,27 +104,59 @@ static int64_t room(const ge_work *w, const ge_block *x)
     return x->depth < GE_MAX_DEPTH ? x->size + w->align - x->child_off : -1;
 }
 
-/* Does [lo, hi) overlap an own item of x? x's items are disjoint and in time order, so their
- * ends are sorted too: find the first ending after lo. */
-static bool crosses(const ge_work *w, const ge_block *x, int64_t lo, int64_t hi)
+/* First index >= a of an item of x's (x's items are disjoint and in time order, so their ends are
+ * sorted too) that ends after lo; x->icount: none. Gallops from a, so that a run of queries with
+ * growing lo, each starting where the last one ended, costs little. */
+static size_t first_after(const ge_work *w, const ge_block *x, size_t a, int64_t lo)
 {
     const uint32_t *v = w->perm + x->istart;
-    size_t a = 0, b = x->icount;
+    size_t n = x->icount, b = a, step = 1;
+    while (b < n && w->items[v[b]].upper <= lo) {
+        a = b + 1;
+        b += step;
+        step *= 2;
+    }
+    if (b > n) b = n;
     while (a < b) {
-        size_t m = (a + b) / 2;
+        size_t m = a + (b - a) / 2;
         if (w->items[v[m]].upper <= lo) a = m + 1;
         else b = m;
     }
-    return a < x->icount && w->items[v[a]].lower < hi;
+    return a;
+}
+
+/* First of the items it[0..n) (disjoint, in time order) that ends after t; n: none. */
+static size_t first_ending_after(const ge_work *w, const uint32_t *it, size_t n, int64_t t)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (w->items[it[m]].upper <= t) a = m + 1;
+        else b = m;
+    }
+    return a;
+}
+
+/* Does one of the items s (in time order) overlap an own item of y? Only those inside y's span
+ * can; for them the search in y's items goes forward from where the last one stopped. */
+static bool any_cross(const ge_work *w, const ge_block *y, const view *s)
+{
+    size_t a = 0;
+    for (size_t q = first_ending_after(w, s->it, s->n, y->begin); q < s->n; q++) {
+        const gm_ge_item *x = &w->items[s->it[q]];
+        if (x->lower >= y->end) break;
+        a = first_after(w, y, a, x->lower);
+        if (a == y->icount) break;
+        if (w->items[w->perm[y->istart + a]].lower < x->upper) return true;
+    }
+    return false;
 }
 
 static bool life_ok(const ge_work *w, const ge_block *y, const ge_block *c, const view *s)
 {
     if (s->end <= y->begin || y->end <= s->begin) return true;
     if (y->stream != c->stream || y->continuous || c->continuous) return false;
-    for (size_t q = 0; q < s->n; q++)
-        if (crosses(w, y, w->items[s->it[q]].lower, w->items[s->it[q]].upper)) return false;
-    return true;
+    return !any_cross(w, y, s);
 }
 
 static void refresh(ge_work *w, int32_t x)
@@ -182,11 +214,22 @@ static bool try_accept(l2 *L, int32_t p, int32_t c, int32_t *clone)
     size_t na = 0, nb = 0;
     if (!(C->end <= P->begin || P->end <= C->begin)) {
         if (P->stream != C->stream || P->continuous || C->continuous) return false;
-        for (size_t q = 0; q < C->icount; q++) {
-            uint32_t i = w->perm[C->istart + q];
-            if (crosses(w, P, w->items[i].lower, w->items[i].upper)) L->sb[nb++] = i;
+        /* C's items outside P's span cross none of P's; for those inside, the search in P's
+         * items goes forward from where the last one stopped */
+        const uint32_t *cv = w->perm + C->istart;
+        size_t n = C->icount, q = first_ending_after(w, cv, n, P->begin), a = 0;
+        memcpy(L->sa, cv, q * sizeof *cv);
+        na = q;
+        for (; q < n; q++) {
+            uint32_t i = cv[q];
+            const gm_ge_item *x = &w->items[i];
+            if (x->lower >= P->end) break;
+            a = first_after(w, P, a, x->lower);
+            if (a < P->icount && w->items[w->perm[P->istart + a]].lower < x->upper) L->sb[nb++] = i;
             else L->sa[na++] = i;
         }
+        memcpy(L->sa + na, cv + q, (n - q) * sizeof *cv);
+        na += n - q;
         if (na == 0) return false;
         s = (view){L->sa, na, w->items[L->sa[0]].lower, w->items[L->sa[na - 1]].upper};
     }
