@@ -423,23 +423,6 @@ uint64_t gm_dsa_bb_nodes(const gm_dsa_bb *c) { return c->nodes; }
 
 /* ---- set-up: sections, membership and overlap lists, twins: O(n log n + overlapping pairs) */
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static uint32_t find_time(const int64_t *t, size_t m, int64_t v)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return (uint32_t)lo;
-}
-
 typedef struct twin_key {
     int64_t lower, upper, size, align;
     uint32_t i;
@@ -530,14 +513,7 @@ gm_status gm_dsa_bb_new(const gm_dsa_buffer *b, size_t n, gm_dsa_bb **out, gm_er
     c->adj_at = gm_calloc(n + 1, sizeof *c->adj_at);
     if (!c->s0 || !c->s1 || !c->mf || !c->twin_prev || !c->placed || !c->pos || !c->ps || !c->adj_at)
         goto oom;
-    for (size_t i = 0; i < n; i++) {
-        t[2 * i] = b[i].lower;
-        t[2 * i + 1] = b[i].upper;
-    }
-    qsort(t, 2 * n, sizeof *t, cmp_i64);
-    size_t m = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (m == 0 || t[m - 1] != t[i]) t[m++] = t[i];
+    size_t m = gm_dsa_time_axis(b, n, t);
     c->K = m ? m - 1 : 0;
     c->floor = gm_calloc(c->K + 1, sizeof *c->floor);
     c->rem = gm_calloc(c->K + 1, sizeof *c->rem);
@@ -547,8 +523,8 @@ gm_status gm_dsa_bb_new(const gm_dsa_buffer *b, size_t n, gm_dsa_bb **out, gm_er
     c->cov_at = gm_calloc(c->K + 2, sizeof *c->cov_at);
     if (!c->floor || !c->rem || !c->rem0 || !c->cross || !c->cross0 || !c->cov_at) goto oom;
     for (size_t i = 0; i < n; i++) {
-        c->s0[i] = find_time(t, m, b[i].lower);
-        c->s1[i] = find_time(t, m, b[i].upper);
+        c->s0[i] = (uint32_t)gm_dsa_time_index(t, m, b[i].lower);
+        c->s1[i] = (uint32_t)gm_dsa_time_index(t, m, b[i].upper);
         for (uint32_t s = c->s0[i]; s < c->s1[i]; s++) {
             c->rem0[s] += b[i].size;
             if (s > c->s0[i]) c->cross0[s]++;

@@ -387,7 +387,20 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static size_t time_index(const int64_t *ts, size_t nt, int64_t v)
+size_t gm_dsa_time_axis(const gm_dsa_buffer *b, size_t n, int64_t *t)
+{
+    for (size_t i = 0; i < n; i++) {
+        t[2 * i] = b[i].lower;
+        t[2 * i + 1] = b[i].upper;
+    }
+    qsort(t, 2 * n, sizeof *t, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (m == 0 || t[m - 1] != t[i]) t[m++] = t[i];
+    return m;
+}
+
+size_t gm_dsa_time_index(const int64_t *ts, size_t nt, int64_t v)
 {
     size_t lo = 0, hi = nt;
     while (lo < hi) {
@@ -409,13 +422,7 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     int64_t *ts = gm_malloc(2 * n * sizeof *ts);
     gm_status st = GM_OK;
     if (!ts) goto nomem;
-    for (size_t i = 0; i < n; i++) {
-        ts[2 * i] = b[i].lower;
-        ts[2 * i + 1] = b[i].upper;
-    }
-    qsort(ts, 2 * n, sizeof *ts, cmp_i64);
-    for (size_t i = 0; i < 2 * n; i++)
-        if (nt == 0 || ts[nt - 1] != ts[i]) ts[nt++] = ts[i];
+    nt = gm_dsa_time_axis(b, n, ts);
     /* leaves are the elementary intervals [ts[k], ts[k + 1]) */
     size_t leaves = nt - 1;
     t.size = 1;
@@ -428,14 +435,14 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     for (size_t i = 0; fixed && i < n; i++) {
         if (!fixed[i]) continue;
         const gm_dsa_buffer *x = &b[i];
-        size_t ql = time_index(ts, nt, x->lower), qr = time_index(ts, nt, x->upper);
+        size_t ql = gm_dsa_time_index(ts, nt, x->lower), qr = gm_dsa_time_index(ts, nt, x->upper);
         if (!utree_add(&t, 1, 0, t.size, ql, qr, (span){x->offset, x->offset + x->size}))
             goto nomem;
         if (x->offset + x->size > top) top = x->offset + x->size;
     }
     for (size_t r = 0; r < nord; r++) {
         gm_dsa_buffer *x = &b[order[r]];
-        size_t ql = time_index(ts, nt, x->lower), qr = time_index(ts, nt, x->upper);
+        size_t ql = gm_dsa_time_index(ts, nt, x->lower), qr = gm_dsa_time_index(ts, nt, x->upper);
         q.k = 0;
         utree_query(&t, 1, 0, t.size, ql, qr, &q);
         x->offset = best_gap_in(&q, x->size, x->align > 0 ? x->align : 1);

@@ -47,4 +47,10 @@ int gm_dsa_bb_decide(gm_dsa_bb *bb, int64_t H, uint64_t *run, uint64_t node_cap,
 const int64_t *gm_dsa_bb_offsets(const gm_dsa_bb *bb);
 uint64_t gm_dsa_bb_nodes(const gm_dsa_bb *bb);
 
+/* The time axis of b: its lowers and uppers, sorted and without repeats, into t (2n slots);
+ * returns how many. */
+size_t gm_dsa_time_axis(const gm_dsa_buffer *b, size_t n, int64_t *t);
+/* The first index of ts[0..nt) (ascending) holding a value >= v. */
+size_t gm_dsa_time_index(const int64_t *ts, size_t nt, int64_t v);
+
 #endif

@@ -29,23 +29,6 @@ static int cmp_pkey(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static size_t time_at(const int64_t *t, size_t m, int64_t v)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* The peak load over each buffer's lifetime: loads of the elementary intervals by a difference
  * sweep, then a range-maximum segment tree (O(n log n), 2 words per interval: big planner
  * regions have hundreds of thousands of them). */
@@ -53,26 +36,19 @@ static int64_t *peak_loads(const gm_dsa_buffer *b, size_t n)
 {
     int64_t *t = gm_malloc(2 * n * sizeof *t), *pk = gm_malloc(n * sizeof *pk), *tree = NULL;
     if (!t || !pk) goto fail;
-    for (size_t i = 0; i < n; i++) {
-        t[2 * i] = b[i].lower;
-        t[2 * i + 1] = b[i].upper;
-    }
-    qsort(t, 2 * n, sizeof *t, cmp_i64);
-    size_t m = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (m == 0 || t[m - 1] != t[i]) t[m++] = t[i];
+    size_t m = gm_dsa_time_axis(b, n, t);
     size_t sz = 1;
     while (sz < m) sz *= 2;
     tree = gm_calloc(2 * sz, sizeof *tree);
     if (!tree) goto fail;
     for (size_t i = 0; i < n; i++) {
-        tree[sz + time_at(t, m, b[i].lower)] += b[i].size;
-        tree[sz + time_at(t, m, b[i].upper)] -= b[i].size;
+        tree[sz + gm_dsa_time_index(t, m, b[i].lower)] += b[i].size;
+        tree[sz + gm_dsa_time_index(t, m, b[i].upper)] -= b[i].size;
     }
     for (size_t k = 1; k < m; k++) tree[sz + k] += tree[sz + k - 1]; /* prefix sums: loads */
     for (size_t v = sz; v-- > 1;) tree[v] = tree[2 * v] > tree[2 * v + 1] ? tree[2 * v] : tree[2 * v + 1];
     for (size_t i = 0; i < n; i++) {
-        size_t l = sz + time_at(t, m, b[i].lower), r = sz + time_at(t, m, b[i].upper);
+        size_t l = sz + gm_dsa_time_index(t, m, b[i].lower), r = sz + gm_dsa_time_index(t, m, b[i].upper);
         int64_t best = 0;
         for (; l < r; l /= 2, r /= 2) { /* max over leaves [l, r) */
             if (l & 1) best = tree[l] > best ? tree[l] : best, l++;

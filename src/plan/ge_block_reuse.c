@@ -181,19 +181,7 @@ out:
 /* Own-item facts of every block: span, largest real size, node count. */
 static void block_facts(ge_work *w)
 {
-    for (size_t j = 0; j < w->nb; j++) {
-        ge_block *b = &w->b[j];
-        const gm_ge_item *first = &w->items[w->perm[b->istart]];
-        b->begin = first->lower;
-        b->end = w->items[w->perm[b->istart + b->icount - 1]].upper;
-        b->real = 0;
-        b->nodes = 0;
-        for (size_t q = 0; q < b->icount; q++) {
-            const gm_ge_item *x = &w->items[w->perm[b->istart + q]];
-            if (x->size > b->real) b->real = x->size;
-            b->nodes += x->nodes;
-        }
-    }
+    for (size_t j = 0; j < w->nb; j++) gm_ge_block_facts(w, &w->b[j]);
 }
 
 /* Resize (bottom up, depth <= GE_MAX_DEPTH + 1 so recursion is bounded). */

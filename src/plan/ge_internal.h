@@ -43,6 +43,8 @@ typedef struct ge_work {
 
 /* Level-2 ordering (CompareLifeInterval): < 0 when block x comes before block y. */
 int gm_ge_compare_life(const ge_work *w, int32_t x, int32_t y, bool ascending);
+/* A block's own-item facts from its items: span, largest real size, node count. */
+void gm_ge_block_facts(const ge_work *w, ge_block *b);
 
 /* Level 2 (ReuseBlocksByLifeTime): nests blocks as children of earlier blocks whose lifetimes they
  * do not overlap; may split blocks (CanIntervalLifeReuse). */

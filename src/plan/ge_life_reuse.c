@@ -190,7 +190,7 @@ static bool place(ge_work *w, int32_t x, int32_t c, const view *s)
     return true;
 }
 
-static void facts(ge_work *w, ge_block *b)
+void gm_ge_block_facts(const ge_work *w, ge_block *b)
 {
     b->begin = w->items[w->perm[b->istart]].lower;
     b->end = w->items[w->perm[b->istart + b->icount - 1]].upper;
@@ -246,9 +246,9 @@ static bool try_accept(l2 *L, int32_t p, int32_t c, int32_t *clone)
         K->parent = K->first_child = K->last_child = K->next_sibling = -1;
         K->depth = 0;
         K->child_off = 0;
-        facts(w, K);
+        gm_ge_block_facts(w, K);
         C->icount = na;
-        facts(w, C);
+        gm_ge_block_facts(w, C);
         *clone = k;
     }
     return true;
