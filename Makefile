@@ -7,16 +7,22 @@
 #   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
 #   make valgrind  the command line under Valgrind over the shared models (tests/valgrind_cli.sh)
+#   make install   build (Release, build/) and install the command, library, headers, man page,
+#                  pkg-config file and CMake package under PREFIX (default /usr/local); DESTDIR stages
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+# What only the tests need: groff renders the man page (tests/man_page.sh).
+TEST_DEBS := groff-base
 BUILD    := build
 ASAN     := build/asan
 TSAN     := build/tsan
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
 
-.PHONY: all run test tsan deps bench bench-deps clean fuzz fuzz-deps valgrind
+.PHONY: all run test tsan deps test-deps install-debs bench bench-deps clean fuzz fuzz-deps valgrind install
 
 all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -25,7 +31,7 @@ all: deps
 run: all
 	./$(BUILD)/graphmem plan
 
-test: deps
+test: deps test-deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGM_SANITIZE=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
@@ -60,8 +66,14 @@ bench-deps:
 # Installs the Debian packages the build needs when one is missing: with apt-get as root,
 # otherwise prints the exact command and stops.
 deps:
+	@$(MAKE) --no-print-directory install-debs PKGS="$(DEBS)"
+
+test-deps:
+	@$(MAKE) --no-print-directory install-debs PKGS="$(TEST_DEBS)"
+
+install-debs:
 	@missing=""; \
-	for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -93,6 +105,11 @@ valgrind: all
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null || exit 1; \
 	  else echo "valgrind is missing; run as root: apt-get install -y valgrind"; exit 1; fi; }
 	./tests/valgrind_cli.sh $(BUILD)/graphmem .
+
+# cmake --install reads DESTDIR from the environment; the prefix is given here, so one build
+# installs anywhere (graphmem.pc is written at install time with that prefix).
+install: all
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD)

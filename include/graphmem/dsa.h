@@ -5,6 +5,9 @@
  *
  * This is the core of static memory planning, exposed separately so that the packers can be
  * measured on public instances (MiniMalloc's and idealloc's CSV files) against published results.
+ *
+ * The functions work on the caller's array of buffers and keep no state: calls on different
+ * arrays may run on different threads at once. Errors follow graph.h (gm_status, gm_error).
  */
 #ifndef GRAPHMEM_DSA_H
 #define GRAPHMEM_DSA_H
@@ -15,6 +18,7 @@
 
 #include "graphmem/graph.h"
 
+/* One buffer of an instance: what must be placed, and (offset) where it was. */
 typedef struct gm_dsa_buffer {
     int64_t id;       /* the CSV's id when it is an integer, else the row number (0-based) */
     int64_t lower;    /* first time step alive */
@@ -31,8 +35,10 @@ gm_status gm_dsa_read_csv(const char *path, gm_dsa_buffer **out, size_t *n, gm_e
 /* The same from a string already in memory; `what` names it in errors. */
 gm_status gm_dsa_parse_csv(const char *text, size_t len, const char *what, gm_dsa_buffer **out,
                            size_t *n, gm_error *err);
+/* Frees an array from gm_dsa_read_csv / gm_dsa_parse_csv; NULL is a no-op. */
 void gm_dsa_free(gm_dsa_buffer *b);
-/* Writes id,lower,upper,size,offset (plus alignment when any buffer has one). */
+/* Writes id,lower,upper,size,offset (plus alignment when any buffer has one) to path, safely
+ * (a temporary file renamed over it); GM_ERR_IO when it cannot. */
 gm_status gm_dsa_write_csv(const char *path, const gm_dsa_buffer *b, size_t n, gm_error *err);
 
 /* LOAD: the largest total size alive at one time. No packing can be lower. O(n log n). */
@@ -48,12 +54,14 @@ typedef enum gm_dsa_order {
 } gm_dsa_order;
 
 /* Best fit in the given order: each buffer goes into the smallest gap, among the buffers already
- * placed that overlap it in time, that holds it (else on top). Sets every offset and *height. */
+ * placed that overlap it in time, that holds it (else on top). Sets every offset and *height.
+ * The buffers are expected valid (as the CSV reader checks); GM_ERR_NOMEM when out of memory. */
 gm_status gm_dsa_best_fit_order(gm_dsa_buffer *b, size_t n, gm_dsa_order order, int64_t *height,
                                 gm_error *err);
 /* Size-descending best fit (GM_DSA_ORDER_SIZE). */
 gm_status gm_dsa_best_fit(gm_dsa_buffer *b, size_t n, int64_t *height, gm_error *err);
 
+/* Limits of gm_dsa_search; opts NULL means both 0. */
 typedef struct gm_dsa_search_opts {
     double budget_s;     /* wall-clock budget; <= 0: none. Expiry can make results timing-dependent */
     uint64_t node_limit; /* search nodes; 0: none (4M when budget_s is 0 too). Deterministic */

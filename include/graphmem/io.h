@@ -3,6 +3,11 @@
  * (a '{' first: JSON; 'graph {' or another text-format field: GE dump; else protobuf: ONNX),
  * build the model and finalize it (validation + topological order), so a model that comes
  * back from a reader is valid. Errors name the file and the place.
+ *
+ * Readers: on GM_OK *out is a new model, the caller's, freed with gm_model_free; on failure
+ * *out is left NULL and nothing leaks. Malformed or invalid input is GM_ERR_INPUT, an unreadable
+ * file GM_ERR_IO. Writers only read the model. Every function here is reentrant: different
+ * models may be read and written on different threads at once.
  */
 #ifndef GRAPHMEM_IO_H
 #define GRAPHMEM_IO_H
@@ -13,6 +18,7 @@
 extern "C" {
 #endif
 
+/* Model file formats. */
 typedef enum gm_format {
     GM_FORMAT_UNKNOWN = 0,
     GM_FORMAT_JSON,    /* spec/graph-format.md */
@@ -20,6 +26,7 @@ typedef enum gm_format {
     GM_FORMAT_GE_TEXT, /* GE text dump: text-format ge.proto.ModelDef */
 } gm_format;
 
+/* "json", "onnx", "ge", or "unknown" (static strings). */
 const char *gm_format_name(gm_format f);
 /* From the first bytes (skipping white space and a UTF-8 BOM). */
 gm_format gm_format_detect(const void *data, size_t len);
@@ -54,7 +61,8 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
 /* The GE text-dump reader (src/io/ge_read.c): text-format ge.proto.ModelDef. */
 gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source, gm_model **out,
                                 gm_error *err);
-/* Writers: *data is malloc'ed. */
+/* Writers: *data is malloc'ed, the caller's to free(). GM_ERR_INPUT when the model has
+ * something the format cannot hold (the message says what). */
 gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_error *err);
 gm_status gm_model_write_ge_text(const gm_model *m, char **text, size_t *len, gm_error *err);
 

@@ -1,6 +1,9 @@
 /*
  * graphmem/passes.h — the compiler side: GE's memory-conflict passes, run in GE's order
  * (reference §0). A pass set names which ones run; the order is always GE's.
+ *
+ * The passes edit the model in place and need exclusive access to it; different models may be
+ * processed on different threads at once. Names returned here are static strings.
  */
 #ifndef GRAPHMEM_PASSES_H
 #define GRAPHMEM_PASSES_H
@@ -11,7 +14,7 @@
 extern "C" {
 #endif
 
-/* In GE's order. lint runs on the user graph before the others do (GraphPrepare). */
+/* The passes, in GE's order. lint runs on the user graph before the others do (GraphPrepare). */
 typedef enum gm_pass_id {
     GM_PASS_LINT = 0,
     GM_PASS_HCCL_MEMCPY,
@@ -35,6 +38,7 @@ typedef uint32_t gm_pass_set;
 
 /* The name used on the command line and in scenario files ("hccl_memcpy" ...). */
 const char *gm_pass_name(gm_pass_id id);
+/* The inverse of gm_pass_name; false for an unknown name (*out untouched). */
 bool gm_pass_from_name(const char *name, gm_pass_id *out);
 /* "all", "none" or a comma list of pass names; an unknown name is GM_ERR_USAGE naming it. */
 gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err);
@@ -49,6 +53,7 @@ typedef struct gm_inserted_node {
     char *reason;        /* e.g. "[CONTINUOUS_INPUT, CONTINUOUS_INPUT]" or "Writeable -> ScopeWriteable" */
 } gm_inserted_node;
 
+/* A lint finding about the user graph (GE's warning code and its message). */
 typedef struct gm_lint_warning {
     char code[8];        /* "W18888" */
     char *message;
@@ -64,10 +69,15 @@ typedef struct gm_pass_report {
     size_t n_warnings, cap_warnings;
 } gm_pass_report;
 
+/* Frees what the report holds (not r itself) and leaves it empty; a zeroed report is fine. */
 void gm_pass_report_free(gm_pass_report *r);
 
-/* Runs the passes of `set` that this version implements, in GE's order; *available receives
- * the set of implemented passes. The model is re-sorted after the passes. */
+/* Runs the passes of `set` that this version implements, in GE's order; *available (when not
+ * NULL) receives the set of implemented passes. The model is re-sorted after the passes. m must
+ * be finalized (readers return it so). *report is overwritten (not freed first) and is the
+ * caller's: free it with gm_pass_report_free, whether or not the passes succeed. A graph a pass
+ * cannot handle is an error whose message names the node; the model may then be half edited
+ * and is fit only for gm_model_free. */
 gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
                         gm_pass_set *available, gm_error *err);
 

@@ -1,5 +1,12 @@
 /*
- * graphmem/plan.h — memory plans (spec/plan-format.md).
+ * graphmem/plan.h — memory plans (spec/plan-format.md): the planner, which builds one, and the
+ * verifier, which checks any plan file against a model on its own.
+ *
+ * Both only read the model (const): several plans or verdicts may be made from one model on
+ * different threads at once, as long as nothing modifies it meanwhile. gm_plan_build itself
+ * runs its strategies on gm_plan_options.threads threads and returns when they are done.
+ * Plans and verdicts are the caller's (gm_plan_free, gm_plan_verdict_free); they point into the
+ * model (anchors' nodes), so free them before the model.
  */
 #ifndef GRAPHMEM_PLAN_H
 #define GRAPHMEM_PLAN_H
@@ -42,8 +49,10 @@ typedef enum gm_plan_problem_kind {
     GM_PLAN_P_KIND_COUNT
 } gm_plan_problem_kind;
 
+/* "unknown-anchor", "bad-order", "overlap" ... (a static string; "?" out of range). */
 const char *gm_plan_problem_kind_name(gm_plan_problem_kind k);
 
+/* One problem the verifier found. */
 typedef struct gm_plan_problem {
     gm_plan_problem_kind kind;
     char sym_a[128], sym_b[128]; /* the symbols named ("" when none) */
@@ -57,6 +66,7 @@ typedef struct gm_plan_problem {
  * `dropped`. Large, because the planner repairs every reported pair of a round at once. */
 #define GM_PLAN_VERDICT_MAX_PROBLEMS 16384
 
+/* What the verifier found, and the plan's totals as it read them. */
 typedef struct gm_plan_verdict {
     gm_plan_problem *problems; /* owned: free with gm_plan_verdict_free */
     size_t n_problems, cap_problems;
@@ -69,7 +79,9 @@ typedef struct gm_plan_verdict {
     size_t overlap_checks;     /* address-overlapping pairs whose order was tested */
 } gm_plan_verdict;
 
+/* True when the plan has no problem at all. */
 static inline bool gm_plan_verdict_ok(const gm_plan_verdict *v) { return v->n_problems + v->dropped == 0; }
+/* Frees what the verdict holds (not v itself); NULL is a no-op. */
 void gm_plan_verdict_free(gm_plan_verdict *v);
 
 /* Verifies the plan JSON `text` (len bytes; `source` names it in messages) against m, which
@@ -110,13 +122,15 @@ typedef struct gm_plan_options {
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */
 #define GM_PLAN_ZERO_COPY_ALIGN 32
 
-/* Is name "auto" or a strategy's name? The names, comma separated, into buf. */
+/* Is name "auto" or a strategy's name? The names, comma separated, into buf (cap bytes with
+ * the NUL, truncated to fit). */
 bool gm_plan_strategy_known(const char *name);
 void gm_plan_strategy_names(char *buf, size_t cap);
 
 /* Fills *o with the defaults above. */
 void gm_plan_options_init(gm_plan_options *o);
 
+/* The regions a plan places symbols in (spec/plan-format.md). */
 typedef enum gm_plan_region_kind {
     GM_PLAN_R_FEATURE_MAP = 0, /* reused memory, one per memory type */
     GM_PLAN_R_ZERO_COPY,       /* user inputs and outputs */
@@ -129,6 +143,7 @@ typedef enum gm_plan_region_kind {
 /* "feature_map", "zero_copy", "fixed", "dynamic". */
 const char *gm_plan_region_name(gm_plan_region_kind r);
 
+/* A tensor anchor of a symbol: output (out) or input `index` of node. */
 typedef struct gm_plan_anchor {
     const gm_node *node;
     uint32_t index;
@@ -137,6 +152,7 @@ typedef struct gm_plan_anchor {
                                   (a no-padding continuous member); -1: at the start */
 } gm_plan_anchor;
 
+/* A symbol: one block of memory that one or more tensors (its anchors) share (GE's symbol). */
 typedef struct gm_plan_symbol {
     char *id;                  /* GE's symbol name: "<node>_out_<i>" */
     gm_plan_region_kind region;
@@ -158,8 +174,10 @@ typedef struct gm_plan_symbol {
                                   live the whole run; first/last stay its own */
 } gm_plan_symbol;
 
+/* At most this many strategies are run and reported. */
 #define GM_PLAN_MAX_STRATEGIES 16
 
+/* One strategy's result (gm_plan.strategies). */
 typedef struct gm_plan_strategy {
     char name[48];
     int64_t bytes;             /* feature-map bytes this packer reached (all memory types) */
@@ -174,6 +192,8 @@ typedef enum gm_plan_stage {
     GM_PLAN_STAGE_COUNT
 } gm_plan_stage;
 
+/* A memory plan. Everything in it is owned by the plan and freed by gm_plan_free, except the
+ * nodes its anchors name (the model's) and `report` (the caller's). Read-only for the caller. */
 typedef struct gm_plan {
     int64_t align;
     double stage_ms[GM_PLAN_STAGE_COUNT];
@@ -212,6 +232,7 @@ int64_t gm_plan_region_align(const gm_plan *p, gm_plan_region_kind r);
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err);
 /* Writes p as spec/plan-format.md JSON (malloc'd, NUL-terminated; *len without the NUL). */
 gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, size_t *len, gm_error *err);
+/* Frees the plan and everything it owns; NULL is a no-op. */
 void gm_plan_free(gm_plan *p);
 
 #ifdef __cplusplus

@@ -40,12 +40,16 @@
 extern "C" {
 #endif
 
+/* The device backends (see above). */
 typedef enum gm_backend_kind {
     GM_BACKEND_HOST = 0,
     GM_BACKEND_CUDA = 1,
     GM_BACKEND_COUNT
 } gm_backend_kind;
 
+/* Opaque handles: an open device, a stream of one device, an event of one device. Each is
+ * released by its close/destroy function; gm_device_close releases the device's streams and
+ * events too. */
 typedef struct gm_device gm_device;
 typedef struct gm_stream gm_stream;
 typedef struct gm_event gm_event;
@@ -75,9 +79,11 @@ gm_status gm_device_open(gm_backend_kind kind, int device_id, gm_device **out, g
  * use the device or its streams/events during or after the call. */
 void gm_device_close(gm_device *dev);
 
+/* The backend and id the device was opened with. */
 gm_backend_kind gm_device_kind(const gm_device *dev);
 int gm_device_id(const gm_device *dev);
 
+/* What a device offers (gm_device_get_props). */
 typedef struct gm_device_props {
     gm_backend_kind kind;
     int id;
@@ -87,9 +93,11 @@ typedef struct gm_device_props {
     size_t vm_granularity;   /* reserve/map sizes and addresses are multiples of it; 0 without */
 } gm_device_props;
 
+/* Fills *out; GM_ERR_INPUT for a NULL argument. */
 gm_status gm_device_get_props(const gm_device *dev, gm_device_props *out, gm_error *err);
 
-/* Waits for the work of every stream of the device. */
+/* Waits for the work of every stream of the device; reports the first failure of asynchronous
+ * work on any of them, as gm_stream_synchronize does. */
 gm_status gm_device_synchronize(gm_device *dev, gm_error *err);
 
 /* ---- physical memory ---------------------------------------------------------------------- */
@@ -133,6 +141,7 @@ void gm_device_set_memory_limit(gm_device *dev, uint64_t bytes);
 /* Makes gm_device_reserve report GM_ERR_UNSUPPORTED, as on a device without virtual memory. */
 void gm_device_disable_virtual_memory(gm_device *dev);
 
+/* The device's allocation counters (gm_device_get_counters): a consistent snapshot. */
 typedef struct gm_device_counters {
     uint64_t allocs;        /* successful gm_device_malloc + gm_device_map */
     uint64_t frees;         /* gm_device_free + gm_device_unmap */
@@ -146,12 +155,15 @@ void gm_device_get_counters(gm_device *dev, gm_device_counters *out);
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
+/* A new in-order stream on dev (host: a worker thread). GM_ERR_NOMEM or GM_ERR_DEVICE when it
+ * cannot be made. Destroy with gm_stream_destroy (or let gm_device_close do it). */
 gm_status gm_stream_create(gm_device *dev, gm_stream **out, gm_error *err);
 /* Waits for the stream's work, then destroys it. NULL is a no-op. */
 gm_status gm_stream_destroy(gm_stream *s, gm_error *err);
 /* Waits until every piece of work enqueued before the call has run; reports the first failure
  * of asynchronous work since the last synchronize. */
 gm_status gm_stream_synchronize(gm_stream *s, gm_error *err);
+/* The device the stream belongs to. */
 gm_device *gm_stream_device(const gm_stream *s);
 
 typedef enum gm_copy_kind {
@@ -162,6 +174,7 @@ typedef enum gm_copy_kind {
     GM_COPY_KIND_COUNT
 } gm_copy_kind;
 
+/* "H2D", "D2H", "D2D", "P2P" (static strings; "?" out of range). */
 const char *gm_copy_kind_name(gm_copy_kind kind);
 
 /* Copies size bytes in stream order on the stream's device. Device-side pointers must lie in
@@ -197,6 +210,8 @@ gm_status gm_verify_pattern_async(gm_stream *s, const void *src, size_t size, ui
  * point (re-recording on another stream while an earlier record is pending completes the
  * earlier captures when the newer record completes). */
 
+/* A new event of dev, complete until first recorded. Destroy with gm_event_destroy (or let
+ * gm_device_close do it). */
 gm_status gm_event_create(gm_device *dev, gm_event **out, gm_error *err);
 /* May be called while records or waits of the event are still pending (they finish first).
  * NULL is a no-op. */
@@ -210,6 +225,7 @@ gm_status gm_stream_wait_event(gm_stream *s, gm_event *e, gm_error *err);
 gm_status gm_event_query(gm_event *e, bool *done, gm_error *err);
 /* Blocks until the most recent record has completed. */
 gm_status gm_event_synchronize(gm_event *e, gm_error *err);
+/* The device the event belongs to. */
 gm_device *gm_event_device(const gm_event *e);
 
 #ifdef __cplusplus
