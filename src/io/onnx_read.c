@@ -714,6 +714,26 @@ static gm_status check_dims(rd *r)
     return GM_OK;
 }
 
+/* protobuf-c allocates through gm_malloc, so that its allocations can fail by injection and an
+ * out-of-memory decode is told apart from a malformed file. */
+typedef struct pb_alloc {
+    ProtobufCAllocator pc;
+    bool failed;
+} pb_alloc;
+
+static void *pb_alloc_fn(void *data, size_t size)
+{
+    void *p = gm_malloc(size);
+    if (!p) ((pb_alloc *)data)->failed = true;
+    return p;
+}
+
+static void pb_free_fn(void *data, void *p)
+{
+    (void)data;
+    gm_free(p);
+}
+
 gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, const char *const *dims,
                              gm_model **out, gm_error *err)
 {
@@ -724,10 +744,13 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (len == 0) return fail(&r, GM_ERR_INPUT, "not a valid ONNX model (the file is empty)");
     if (!wire_ok(data, len, &onnx__model_proto__descriptor, 0))
         return fail(&r, GM_ERR_INPUT, "not a valid ONNX model (protobuf does not decode)");
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
+    pb_alloc pa = {.pc = {.alloc = pb_alloc_fn, .free = pb_free_fn, .allocator_data = NULL}};
+    pa.pc.allocator_data = &pa;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa.pc, len, data);
+    if (!mp && pa.failed) return fail(&r, GM_ERR_NOMEM, "out of memory decoding the model");
     if (!mp) return fail(&r, GM_ERR_INPUT, "not a valid ONNX model (protobuf does not decode)");
     if (!mp->graph) {
-        onnx__model_proto__free_unpacked(mp, NULL);
+        onnx__model_proto__free_unpacked(mp, &pa.pc);
         return fail(&r, GM_ERR_INPUT, "not a valid ONNX model (it has no graph)");
     }
     const char *fmt = meta(mp, GM_ONNX_FORMAT_KEY);
@@ -735,7 +758,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (fmt && strcmp(fmt, "1") != 0) {
         st = fail(&r, GM_ERR_INPUT, "%s is '%.40s': written by a newer graphmem (this one reads 1)",
                   GM_ONNX_FORMAT_KEY, fmt);
-        onnx__model_proto__free_unpacked(mp, NULL);
+        onnx__model_proto__free_unpacked(mp, &pa.pc);
         return st;
     }
     const char *root = mp->graph->name && *mp->graph->name ? mp->graph->name : "main";
@@ -749,7 +772,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (st == GM_OK && r.faithful) st = apply_model_meta(&r, mp);
     if (st == GM_OK) st = gm_model_finalize(r.m, err);
     rd_free(&r);
-    onnx__model_proto__free_unpacked(mp, NULL);
+    onnx__model_proto__free_unpacked(mp, &pa.pc);
     if (st != GM_OK) {
         gm_model_free(r.m);
         if (err && err->code == GM_OK) gm_error_set(err, st, "%s: cannot read the ONNX model", r.src);

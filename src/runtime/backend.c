@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
 #include "graphmem/log.h"
 #include "runtime/backend_internal.h"
 #include "runtime/backend_pattern.h"
@@ -86,7 +87,7 @@ gm_status gm_device_open(gm_backend_kind kind, int device_id, gm_device **out, g
     if (device_id < 0 || device_id >= count)
         return gm_error_set(err, GM_ERR_INPUT, "gm_device_open: %s device id %d out of range (0..%d)",
                             ops->name, device_id, count - 1);
-    gm_device *dev = calloc(1, sizeof *dev);
+    gm_device *dev = gm_calloc(1, sizeof *dev);
     if (!dev) return gm_error_set(err, GM_ERR_NOMEM, "gm_device_open: out of memory");
     dev->kind = kind;
     dev->id = device_id;
@@ -98,13 +99,13 @@ gm_status gm_device_open(gm_backend_kind kind, int device_id, gm_device **out, g
     int rc = pthread_mutex_init(&dev->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     if (rc) {
-        free(dev);
+        gm_free(dev);
         return gm_error_set(err, GM_ERR_NOMEM, "gm_device_open: cannot create the device mutex");
     }
     gm_status st = ops->open(dev, err);
     if (st != GM_OK) {
         pthread_mutex_destroy(&dev->lock);
-        free(dev);
+        gm_free(dev);
         return st;
     }
     *out = dev;
@@ -121,13 +122,13 @@ void gm_device_close(gm_device *dev)
         gm_stream *s = dev->streams;
         dev->streams = s->next;
         dev->ops->stream_destroy(s);
-        free(s);
+        gm_free(s);
     }
     while (dev->events) {
         gm_event *e = dev->events;
         dev->events = e->next;
         dev->ops->event_destroy(e);
-        free(e);
+        gm_free(e);
     }
     /* 2. Free what the caller left allocated. */
     size_t count = 0;
@@ -140,7 +141,7 @@ void gm_device_close(gm_device *dev)
     dev->ops->close(dev);
     gm_device_memory_fini(dev);
     pthread_mutex_destroy(&dev->lock);
-    free(dev);
+    gm_free(dev);
 }
 
 gm_backend_kind gm_device_kind(const gm_device *dev) { return dev ? dev->kind : GM_BACKEND_COUNT; }
@@ -167,7 +168,7 @@ gm_status gm_device_synchronize(gm_device *dev, gm_error *err)
     pthread_mutex_lock(&dev->lock);
     size_t n = 0;
     for (gm_stream *s = dev->streams; s; s = s->next) n++;
-    gm_stream **list = n ? malloc(n * sizeof *list) : NULL;
+    gm_stream **list = n ? gm_malloc(n * sizeof *list) : NULL;
     if (n && !list) {
         pthread_mutex_unlock(&dev->lock);
         return gm_error_set(err, GM_ERR_NOMEM, "gm_device_synchronize: out of memory");
@@ -180,7 +181,7 @@ gm_status gm_device_synchronize(gm_device *dev, gm_error *err)
         gm_status st = dev->ops->stream_sync(list[i], first == GM_OK ? err : NULL);
         if (first == GM_OK) first = st;
     }
-    free(list);
+    gm_free(list);
     return first;
 }
 
@@ -190,12 +191,12 @@ gm_status gm_stream_create(gm_device *dev, gm_stream **out, gm_error *err)
 {
     if (!dev || !out) return gm_error_set(err, GM_ERR_INPUT, "gm_stream_create: NULL argument");
     *out = NULL;
-    gm_stream *s = calloc(1, sizeof *s);
+    gm_stream *s = gm_calloc(1, sizeof *s);
     if (!s) return gm_error_set(err, GM_ERR_NOMEM, "gm_stream_create: out of memory");
     s->dev = dev;
     gm_status st = dev->ops->stream_create(s, err);
     if (st != GM_OK) {
-        free(s);
+        gm_free(s);
         return st;
     }
     pthread_mutex_lock(&dev->lock);
@@ -218,7 +219,7 @@ gm_status gm_stream_destroy(gm_stream *s, gm_error *err)
     if (s->next) s->next->prev = s->prev;
     pthread_mutex_unlock(&dev->lock);
     dev->ops->stream_destroy(s);
-    free(s);
+    gm_free(s);
     return st;
 }
 
@@ -324,12 +325,12 @@ gm_status gm_event_create(gm_device *dev, gm_event **out, gm_error *err)
 {
     if (!dev || !out) return gm_error_set(err, GM_ERR_INPUT, "gm_event_create: NULL argument");
     *out = NULL;
-    gm_event *e = calloc(1, sizeof *e);
+    gm_event *e = gm_calloc(1, sizeof *e);
     if (!e) return gm_error_set(err, GM_ERR_NOMEM, "gm_event_create: out of memory");
     e->dev = dev;
     gm_status st = dev->ops->event_create(e, err);
     if (st != GM_OK) {
-        free(e);
+        gm_free(e);
         return st;
     }
     pthread_mutex_lock(&dev->lock);
@@ -351,7 +352,7 @@ gm_status gm_event_destroy(gm_event *e, gm_error *err)
     if (e->next) e->next->prev = e->prev;
     pthread_mutex_unlock(&dev->lock);
     dev->ops->event_destroy(e);
-    free(e);
+    gm_free(e);
     return GM_OK;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "util/alloc.h"
 #include "runtime/backend_cuda.h"
 #include "runtime/backend_internal.h"
 
@@ -97,12 +98,12 @@ static void cuda_free(gm_device *dev, void *ptr, size_t size)
 
 static gm_status cuda_stream_create(gm_stream *s, gm_error *err)
 {
-    cuda_stream *cs = calloc(1, sizeof *cs);
+    cuda_stream *cs = gm_calloc(1, sizeof *cs);
     if (!cs) return gm_error_set(err, GM_ERR_NOMEM, "gm_stream_create: out of memory");
     cudaError_t rc = cudaSetDevice(s->dev->id);
     if (rc == cudaSuccess) rc = cudaStreamCreateWithFlags(&cs->stream, cudaStreamNonBlocking);
     if (rc != cudaSuccess) {
-        free(cs);
+        gm_free(cs);
         return cuda_fail(err, s->dev, "cudaStreamCreateWithFlags", rc);
     }
     s->impl = cs;
@@ -126,7 +127,7 @@ static void cuda_stream_destroy(gm_stream *s)
         if (cs->slot) cudaFreeHost(cs->slot);
     }
     (void)cudaGetLastError();
-    free(cs);
+    gm_free(cs);
 }
 
 static gm_status cuda_copy(gm_stream *s, void *dst, gm_device *dst_dev, const void *src,
@@ -171,7 +172,7 @@ static void CUDART_CB hand_over_result(void *arg)
 {
     verify_result *r = arg;
     *r->out = *r->slot;
-    free(r);
+    gm_free(r);
 }
 
 static gm_status cuda_verify(gm_stream *s, const void *src, size_t size, uint64_t seed,
@@ -181,7 +182,7 @@ static gm_status cuda_verify(gm_stream *s, const void *src, size_t size, uint64_
     CUDA_TRY(s->dev, err, cudaSetDevice(s->dev->id));
     if (!cs->counter) CUDA_TRY(s->dev, err, cudaMalloc((void **)&cs->counter, sizeof *cs->counter));
     if (!cs->slot) CUDA_TRY(s->dev, err, cudaMallocHost((void **)&cs->slot, sizeof *cs->slot));
-    verify_result *r = malloc(sizeof *r);
+    verify_result *r = gm_malloc(sizeof *r);
     if (!r) return gm_error_set(err, GM_ERR_NOMEM, "gm_verify_pattern_async: out of memory");
     r->slot = cs->slot;
     r->out = mismatches;
@@ -191,7 +192,7 @@ static gm_status cuda_verify(gm_stream *s, const void *src, size_t size, uint64_
         rc = cudaMemcpyAsync(cs->slot, cs->counter, sizeof *cs->counter, cudaMemcpyDeviceToHost, cs->stream);
     if (rc == cudaSuccess) rc = cudaLaunchHostFunc(cs->stream, hand_over_result, r);
     if (rc != cudaSuccess) {
-        free(r);
+        gm_free(r);
         return cuda_fail(err, s->dev, "gm_verify_pattern_async", rc);
     }
     return GM_OK;

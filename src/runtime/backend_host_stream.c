@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
 #include "runtime/backend_host.h"
 #include "runtime/backend_pattern.h"
 
@@ -58,20 +59,20 @@ static void event_unref(host_event *ev)
     if (!last) return;
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
-    free(ev);
+    gm_free(ev);
 }
 
 gm_status gm_host_event_create(gm_event *e, gm_error *err)
 {
-    host_event *ev = calloc(1, sizeof *ev);
+    host_event *ev = gm_calloc(1, sizeof *ev);
     if (!ev) return gm_error_set(err, GM_ERR_NOMEM, "gm_event_create: out of memory");
     if (pthread_mutex_init(&ev->mu, NULL)) {
-        free(ev);
+        gm_free(ev);
         return gm_error_set(err, GM_ERR_NOMEM, "gm_event_create: cannot create a mutex");
     }
     if (pthread_cond_init(&ev->cv, NULL)) {
         pthread_mutex_destroy(&ev->mu);
-        free(ev);
+        gm_free(ev);
         return gm_error_set(err, GM_ERR_NOMEM, "gm_event_create: cannot create a condition variable");
     }
     ev->refs = 1;
@@ -157,7 +158,7 @@ static void *worker(void *arg)
         if (!hs->head) hs->tail = NULL;
         pthread_mutex_unlock(&hs->mu);
         run_op(op);
-        free(op);
+        gm_free(op);
         pthread_mutex_lock(&hs->mu);
         hs->finished++;
         pthread_cond_broadcast(&hs->idle);
@@ -168,7 +169,7 @@ static void *worker(void *arg)
 
 static host_op *new_op(op_kind kind, gm_error *err)
 {
-    host_op *op = calloc(1, sizeof *op);
+    host_op *op = gm_calloc(1, sizeof *op);
     if (!op) gm_error_set(err, GM_ERR_NOMEM, "host stream: out of memory for a queue entry");
     else op->kind = kind;
     return op;
@@ -190,7 +191,7 @@ static void enqueue(gm_stream *s, host_op *op)
 
 gm_status gm_host_stream_create(gm_stream *s, gm_error *err)
 {
-    host_stream *hs = calloc(1, sizeof *hs);
+    host_stream *hs = gm_calloc(1, sizeof *hs);
     if (!hs) return gm_error_set(err, GM_ERR_NOMEM, "gm_stream_create: out of memory");
     if (pthread_mutex_init(&hs->mu, NULL)) goto fail_mu;
     if (pthread_cond_init(&hs->work, NULL)) goto fail_work;
@@ -205,7 +206,7 @@ fail_idle:
 fail_work:
     pthread_mutex_destroy(&hs->mu);
 fail_mu:
-    free(hs);
+    gm_free(hs);
     return gm_error_set(err, GM_ERR_NOMEM, "gm_stream_create: cannot start the worker thread of a "
                         GM_DEV_FMT " stream", GM_DEV_ARGS(s->dev));
 }
@@ -231,7 +232,7 @@ void gm_host_stream_destroy(gm_stream *s)
     pthread_cond_destroy(&hs->idle);
     pthread_cond_destroy(&hs->work);
     pthread_mutex_destroy(&hs->mu);
-    free(hs);
+    gm_free(hs);
 }
 
 gm_status gm_host_copy(gm_stream *s, void *dst, gm_device *dst_dev, const void *src,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
 #include "runtime/backend_internal.h"
 
 /* Index of the last range whose base <= p, or -1. */
@@ -27,7 +28,7 @@ static bool range_insert(gm_device *dev, uintptr_t base, size_t size, bool mappe
 {
     if (dev->nranges == dev->cap_ranges) {
         size_t cap = dev->cap_ranges ? dev->cap_ranges * 2 : 16;
-        gm_mem_range *r = realloc(dev->ranges, cap * sizeof *r);
+        gm_mem_range *r = gm_realloc(dev->ranges, cap * sizeof *r);
         if (!r) return false;
         dev->ranges = r;
         dev->cap_ranges = cap;
@@ -188,7 +189,7 @@ gm_status gm_device_reserve(gm_device *dev, size_t size, void **base, gm_error *
     size = (size + g - 1) / g * g;
     if (dev->nresv == dev->cap_resv) {
         size_t cap = dev->cap_resv ? dev->cap_resv * 2 : 4;
-        gm_reservation *r = realloc(dev->resv, cap * sizeof *r);
+        gm_reservation *r = gm_realloc(dev->resv, cap * sizeof *r);
         if (!r) {
             st = gm_error_set(err, GM_ERR_NOMEM, "gm_device_reserve: out of host memory");
             goto out;
@@ -355,8 +356,8 @@ void gm_device_free_all(gm_device *dev, size_t *count, uint64_t *bytes)
 
 void gm_device_memory_fini(gm_device *dev)
 {
-    free(dev->ranges);
-    free(dev->resv);
+    gm_free(dev->ranges);
+    gm_free(dev->resv);
     dev->ranges = NULL;
     dev->resv = NULL;
 }
