@@ -41,6 +41,7 @@
 #include "graphmem/executor.h"
 #include "graphmem/graph.h"
 #include "graphmem/io.h"
+#include "graphmem/log.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 #include "graphmem/runtime.h"
@@ -451,16 +452,21 @@ static void add_dsa_large(void)
 
 /* A foreign ONNX model (no graphmem metadata) with what the shared models lack: unnamed nodes,
  * a node named like a value, list-of-float and list-of-string attributes, an attribute whose GE
- * name wants another kind, two branch graphs of one name, and a Scan. */
+ * name wants another kind, two nodes of one name, a node and a branch graph named as graphmem
+ * would name its own (NetOutput, "iff/then_branch"), and
+ * a Scan. */
 static void add_onnx_features(void)
 {
-    Onnx__GraphProto *g = bgraph("main");
+    Onnx__GraphProto *g = bgraph("iff/then_branch"); /* the name the If's branch would take */
     g_in(g, vinfo("x", 1, 4));
     g_in(g, vinfo("c", 0));
     g_in(g, vinfo("init", 1, 2));
     g_in(g, vinfo("xs", 2, 5, 2));
     g_node(g, bnode("Relu", "", "x", "y"));
     g_node(g, bnode("Relu", "", "y", "z"));
+    g_node(g, bnode("Identity", "dup", "z", "z1"));
+    g_node(g, bnode("Identity", "dup", "z1", "z2"));
+    g_node(g, bnode("Identity", "NetOutput", "z2", "z3")); /* the name the graph output would take */
     Onnx__NodeProto *lr = bnode("LeakyRelu", "y", "z", "w");
     Onnx__AttributeProto *a = battr(lr, "alphas", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
     a->floats = keep(calloc(2, sizeof *a->floats));
@@ -591,6 +597,20 @@ static gm_status wl_run_many_streams(const input *in, gm_error *err)
     return st;
 }
 
+/* The pipeline with every log line on (to nowhere): the passes' debug-only bookkeeping. */
+static gm_status wl_logged(const input *in, gm_error *err)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    gm_log_level was = gm_log_get_level();
+    gm_log_set_stream(sink);
+    gm_log_set_level(GM_LOG_DEBUG);
+    gm_status st = wl_pipeline(in, err);
+    gm_log_set_level(was);
+    gm_log_set_stream(stderr);
+    fclose(sink);
+    return st;
+}
+
 /* ---- the sweep ----------------------------------------------------------------------------- */
 
 typedef struct sweep_totals {
@@ -690,6 +710,9 @@ static void every_site_fails_cleanly(void **state)
     add_dir(GM_TEST_DATA_DIR "/ge", ".txt", false);
     add_file(GM_TEST_DATA_DIR, "attr_kinds.json");
     add_file(GM_TEST_DATA_DIR, "bg_if_guarded.json");
+    add_file(GM_TEST_DATA_DIR, "set_io_offset.json");
+    add_file(GM_TEST_DATA_DIR, "subgraph_views.json");
+    add_file(GM_TEST_DATA_DIR, "many_readers.json");
     add_onnx_features();
     size_t n_files = g_inputs.n;
     add_random_graphs(0, 24, 30);
@@ -703,6 +726,7 @@ static void every_site_fails_cleanly(void **state)
     sweep_totals t = {0};
     sweep(wl_pipeline, NULL, "pipeline", &t);
     sweep(wl_run, NULL, "run", &t);
+    sweep(wl_logged, NULL, "logged", &t);
     sweep(wl_verify_file, NULL, "verify_file", &t);
     sweep(wl_dsa, NULL, "dsa", &t);
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);
