@@ -12,8 +12,9 @@
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev
-# What only the tests need: groff renders the man page (tests/man_page.sh).
-TEST_DEBS := groff-base
+# What only the tests need: groff renders the man page (tests/man_page.sh); Chromium, Graphviz
+# and libpng draw and read back the pictures (tests/svg_chromium.sh).
+TEST_DEBS := groff-base chromium graphviz libpng-dev
 BUILD    := build
 ASAN     := build/asan
 TSAN     := build/tsan

@@ -172,5 +172,27 @@ if [ -d "$SHARED" ]; then
   done
 fi
 
+# Pictures (issue 8): plan --svg / --dot on the embedded example and an ONNX model, check --dot;
+# check --svg refused (no plan); an unwritable path names itself. (Rendering: svg_chromium.sh.)
+expect 0 "plan --svg --dot" "$GM" plan --svg "$TMP/t.svg" --dot "$TMP/t.dot" -q
+has "$TMP/t.svg" '<svg xmlns="http://www.w3.org/2000/svg" version="1.1"' "svg root"
+has "$TMP/t.svg" "<title>mm1_out_0" "svg box title names the symbol"
+has "$TMP/t.svg" '<line class="lb"' "svg lower-bound line"
+has "$TMP/t.svg" "stream 1</text>" "svg stream lanes"
+has "$TMP/t.dot" 'subgraph cluster_g' "dot clusters"
+has "$TMP/t.dot" 'tooltip="inserted by subgraph' "dot inserted node"
+expect 0 "plan -o --svg" "$GM" plan -o "$TMP/t.plan.json" --svg "$TMP/t2.svg" -q
+has "$TMP/t2.svg" "<title>mm1_out_0" "svg with -o"
+expect 0 "plan onnx --svg --dot" "$GM" plan "$SRC/tests/data/models/control_flow.onnx" --svg "$TMP/o.svg" --dot "$TMP/o.dot" -q
+has "$TMP/o.svg" '<rect class="b ' "onnx svg boxes"
+has "$TMP/o.dot" 'subgraph cluster_g' "onnx dot clusters"
+expect 0 "check --dot" "$GM" check "$EX" --dot "$TMP/c.dot" -q
+has "$TMP/c.dot" 'digraph "train_step"' "check writes dot"
+expect 2 "check --svg refused" "$GM" check "$EX" --svg "$TMP/c.svg"
+has "$TMP/err" "--svg draws a memory plan" "check --svg says why"
+[ -e "$TMP/c.svg" ] && { echo "FAIL: check --svg wrote a file"; fails=$((fails + 1)); }
+expect 2 "--svg unwritable" "$GM" plan --svg "$TMP/no/such/dir/t.svg" -q && has "$TMP/err" "no/such/dir/t.svg" "names the svg path"
+expect 2 "--dot unwritable" "$GM" plan --dot "$TMP/no/such/dir/t.dot" -q && has "$TMP/err" "no/such/dir/t.dot" "names the dot path"
+
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

@@ -5,7 +5,8 @@
  * their call site along. This test
  *   1. lists the sites statically: every line of src/ that calls one of them;
  *   2. runs a set of workloads (every reader, the passes over every scenario, the planner, the
- *      verifier, every writer, the DSA packers, both executors with the runtime allocators)
+ *      verifier, every writer, the pictures, the DSA packers, both executors with the runtime
+ *      allocators)
  *      once each with an observer, recording at which allocation index each site is first
  *      reached;
  *   3. for each site reached, runs the workload again with that allocation made to fail (and
@@ -44,6 +45,7 @@
 #include "graphmem/log.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "graphmem/report.h"
 #include "graphmem/runtime.h"
 #include "random_graph.h"
 #include "runtime/bg_condition.h"
@@ -365,6 +367,39 @@ static gm_status wl_pipeline(const input *in, gm_error *err)
         st = gm_model_write_file(m, path, GM_FORMAT_JSON, err);
         unlink(path);
     }
+    gm_plan_free(p);
+    gm_model_free(m);
+    return st;
+}
+
+/* The pictures: the SVG timeline (aggregating, with tiny limits) and the DOT graph. */
+static gm_status wl_report(const input *in, gm_error *err)
+{
+    gm_model *m = NULL;
+    gm_status st = read_input(in, &m, err);
+    if (st != GM_OK) return st;
+    gm_pass_report rep = {0};
+    gm_pass_set avail = 0;
+    gm_plan *p = NULL;
+    if ((st = gm_passes_run(m, GM_PASS_SET_ALL, &rep, &avail, err)) == GM_OK && (st = plan(m, &p, err)) == GM_OK &&
+        p->text) {
+        gm_svg_options so;
+        gm_svg_options_init(&so);
+        for (int k = 0; k < 2 && st == GM_OK; k++) { /* drawn one by one, then aggregated */
+            if (k) so.aggregate_above = 4, so.max_boxes = 2;
+            char *svg = NULL;
+            size_t len = 0;
+            st = gm_report_svg_timeline(m, p->text, p->text_len, "plan", &so, &svg, &len, err);
+            gm_report_free(svg);
+        }
+    }
+    if (st == GM_OK) {
+        char *dot = NULL;
+        size_t len = 0;
+        st = gm_report_dot_graph(m, &rep, &dot, &len, err);
+        gm_report_free(dot);
+    }
+    gm_pass_report_free(&rep);
     gm_plan_free(p);
     gm_model_free(m);
     return st;
@@ -727,12 +762,14 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_pipeline, NULL, "pipeline", &t);
     sweep(wl_run, NULL, "run", &t);
     sweep(wl_logged, NULL, "logged", &t);
+    sweep(wl_report, NULL, "report", &t);
     sweep(wl_verify_file, NULL, "verify_file", &t);
     sweep(wl_dsa, NULL, "dsa", &t);
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);
     sweep(wl_device, NULL, "device", &t);
     sweep(wl_run_many_streams, NULL, "run_many_streams", &t);
     for (size_t i = 0; i < n_files; i++) sweep(wl_pipeline, &g_inputs.v[i], "pipeline", &t);
+    for (size_t i = 0; i < n_files; i++) sweep(wl_report, &g_inputs.v[i], "report", &t);
     for (size_t i = n_files; i < n_random; i++) sweep(wl_run, &g_inputs.v[i], "run", &t);
     for (size_t i = n_random; i < n_dsa; i++) sweep(wl_dsa_large, &g_inputs.v[i], "dsa_large", &t);
     for (size_t i = n_dsa; i < g_inputs.n; i++) sweep(wl_scenario, &g_inputs.v[i], "scenario", &t);

@@ -13,6 +13,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "graphmem/report.h"
 
 typedef struct plan_result {
     const gm_model *m;
@@ -39,11 +40,10 @@ static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
         gm_plan_strategy_names(names, sizeof names);
         return gm_error_set(err, GM_ERR_USAGE, "%s: unknown strategy '%s' (%s)", o->cmd, o->strategy, names);
     }
-    const char *needs_plan = o->svg ? "--svg" : o->dot ? "--dot" : NULL;
     if (o->dsa) return gm_error_set(err, GM_ERR_USAGE, "%s: --dsa goes with plan", o->cmd);
-    if (needs_plan)
-        return gm_error_set(err, GM_ERR_USAGE, "%s: %s is not in this version (%s) yet", o->cmd, needs_plan,
-                            GM_VERSION_STRING);
+    if (o->svg && strcmp(o->cmd, "plan") != 0)
+        return gm_error_set(err, GM_ERR_USAGE, "%s: --svg draws a memory plan, which %s does not make: use graphmem plan",
+                            o->cmd, o->cmd);
     if (o->output && strcmp(o->cmd, "plan") != 0)
         return gm_error_set(err, GM_ERR_USAGE, "%s: -o writes a plan: use graphmem plan", o->cmd);
     return GM_OK;
@@ -285,6 +285,15 @@ int gm_cmd_plan(const gm_cli_opts *o)
             gm_model_free(m);
             return rc;
         }
+    }
+    /* The pictures (graphmem/report.h): the graph after the passes, and the plan as verified. */
+    st = o->dot ? gm_report_write_dot_file(m, &r.report, o->dot, &err) : GM_OK;
+    if (st == GM_OK && o->svg && r.plan) st = gm_report_write_svg_file(m, r.plan->text, r.plan->text_len, o->svg, &err);
+    if (st != GM_OK) {
+        gm_plan_free(r.plan);
+        gm_pass_report_free(&r.report);
+        gm_model_free(m);
+        return gm_cli_fail(&err);
     }
     r.ms = now_ms() - t0;
     int rc = 0;

@@ -1,0 +1,185 @@
+/*
+ * dot_graph.c — the graph after the passes as Graphviz DOT (graphmem/report.h says what is
+ * drawn). Node ids are "n<topological index>", so a name never has to be an id: names appear
+ * only inside quoted labels and tooltips, escaped. Every node is declared inside its graph's
+ * cluster before any edge is written, because Graphviz puts a node in the (sub)graph where it is
+ * first mentioned.
+ */
+#include <string.h>
+
+#include "graphmem/report.h"
+#include "report/report_text.h"
+#include "util/alloc.h"
+#include "util/strmap.h"
+
+/* Outline colours per stream and fill colours per pass: distinct and light enough to read on. */
+static const char *const k_stream_colours[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b",
+                                               "#17becf", "#bcbd22", "#7f7f7f", "#e377c2"};
+static const char *const k_pass_fills[GM_PASS_COUNT] = {
+    "#ffd8b1", "#ffe680", "#b3e6ff", "#d9f2d9", "#ffcce0", "#e0ccff",
+    "#ccf2ff", "#f2e6d9", "#ffb3b3", "#ffcc99", "#d6f5d6", "#e6e6e6"};
+#define N_STREAM_COLOURS (sizeof k_stream_colours / sizeof k_stream_colours[0])
+
+static const char *stream_colour(int64_t s)
+{
+    return k_stream_colours[(size_t)(s < 0 ? 0 : s) % N_STREAM_COLOURS];
+}
+
+typedef struct dot_ctx {
+    const gm_model *m;
+    gm_rtext *t;
+    const gm_inserted_node **ins; /* per topological index: what inserted it, or NULL */
+} dot_ctx;
+
+static const gm_inserted_node *inserted(const dot_ctx *c, const gm_node *n)
+{
+    int64_t id = gm_node_topo_id(n);
+    return id >= 0 ? c->ins[id] : NULL;
+}
+
+static void declare_node(dot_ctx *c, const gm_node *n, const char *indent)
+{
+    gm_rtext *t = c->t;
+    const gm_inserted_node *x = inserted(c, n);
+    gm_rt_printf(t, "%sn%lld [label=\"", indent, (long long)gm_node_topo_id(n));
+    gm_rt_dot(t, gm_node_name(n));
+    gm_rt_puts(t, "\\n");
+    gm_rt_dot(t, gm_node_type(n));
+    gm_rt_printf(t, "\", color=\"%s\"", stream_colour(gm_node_stream(n)));
+    if (x) {
+        gm_rt_printf(t, ", style=\"rounded,filled,bold\", penwidth=2.5, fillcolor=\"%s\", tooltip=\"inserted by %s ",
+                     k_pass_fills[x->pass], gm_pass_name(x->pass));
+        gm_rt_puts(t, x->before ? "before " : "after ");
+        gm_rt_dot(t, x->anchor_node ? x->anchor_node : "");
+        if (x->index >= 0) gm_rt_printf(t, ":%s%d", x->before ? "in" : "out", (int)x->index);
+        gm_rt_puts(t, ": ");
+        gm_rt_dot(t, x->reason ? x->reason : "");
+        gm_rt_puts(t, "\"");
+    } else {
+        gm_rt_puts(t, ", tooltip=\"");
+        gm_rt_dot(t, gm_node_name(n));
+        gm_rt_puts(t, " (");
+        gm_rt_dot(t, gm_node_type(n));
+        gm_rt_printf(t, "), stream %lld\"", (long long)gm_node_stream(n));
+    }
+    gm_rt_puts(t, "];\n");
+}
+
+/* A subgraph's cluster: its nodes, labelled with its name and its parent. */
+static void declare_cluster(dot_ctx *c, size_t gi)
+{
+    gm_rtext *t = c->t;
+    const gm_graph *g = gm_model_graph(c->m, gi);
+    const gm_node *parent = gm_graph_parent(g);
+    gm_rt_printf(t, "  subgraph cluster_g%zu {\n    label=\"", gi);
+    gm_rt_dot(t, gm_graph_name(g));
+    if (parent) {
+        gm_rt_puts(t, " (body of ");
+        gm_rt_dot(t, gm_node_name(parent));
+        gm_rt_puts(t, ")");
+    }
+    gm_rt_puts(t, "\";\n    style=\"rounded,dashed\"; color=\"#555555\"; fontcolor=\"#555555\";\n");
+    size_t k = gm_graph_node_count(g);
+    for (size_t i = 0; i < k; i++) declare_node(c, gm_graph_node(g, i), "    ");
+    if (k == 0) gm_rt_printf(t, "    e%zu [label=\"(empty)\", shape=plaintext];\n", gi);
+    gm_rt_puts(t, "  }\n");
+}
+
+/* The dotted edge from a node with subgraphs into each of its bodies. */
+static void parent_edges(dot_ctx *c, size_t gi)
+{
+    const gm_graph *g = gm_model_graph(c->m, gi);
+    const gm_node *parent = gm_graph_parent(g);
+    if (!parent) return;
+    if (gm_graph_node_count(g) == 0)
+        gm_rt_printf(c->t, "  n%lld -> e%zu", (long long)gm_node_topo_id(parent), gi);
+    else
+        gm_rt_printf(c->t, "  n%lld -> n%lld", (long long)gm_node_topo_id(parent),
+                     (long long)gm_node_topo_id(gm_graph_node(g, 0)));
+    gm_rt_printf(c->t, " [lhead=cluster_g%zu, style=dotted, color=\"#555555\", arrowhead=odiamond, label=\"", gi);
+    gm_rt_dot(c->t, gm_graph_name(g));
+    gm_rt_puts(c->t, "\"];\n");
+}
+
+/* Data edges solid, control edges dashed; an edge into or out of an inserted node is one the
+ * passes cut and rewired: red and bold. */
+static void node_edges(dot_ctx *c, const gm_node *n)
+{
+    gm_rtext *t = c->t;
+    long long to = (long long)gm_node_topo_id(n);
+    for (size_t i = 0; i < gm_node_input_count(n); i++) {
+        int32_t k = 0;
+        const gm_node *src = gm_node_input(n, i, &k);
+        if (!src) continue;
+        bool hot = inserted(c, src) || inserted(c, n);
+        gm_rt_printf(t, "  n%lld -> n%lld [tooltip=\"", (long long)gm_node_topo_id(src), to);
+        gm_rt_dot(t, gm_node_name(src));
+        gm_rt_printf(t, ":out%d -> ", (int)k);
+        gm_rt_dot(t, gm_node_name(n));
+        gm_rt_printf(t, ":in%zu%s\"%s];\n", i, hot ? " (rewired by a pass)" : "",
+                     hot ? ", color=red, penwidth=2.5" : "");
+    }
+    for (size_t i = 0; i < gm_node_control_input_count(n); i++) {
+        const gm_node *src = gm_node_control_input(n, i);
+        bool hot = inserted(c, src) || inserted(c, n);
+        gm_rt_printf(t, "  n%lld -> n%lld [style=dashed, %s];\n", (long long)gm_node_topo_id(src), to,
+                     hot ? "color=red, penwidth=2.5" : "color=\"#888888\"");
+    }
+}
+
+static void legend(dot_ctx *c, const gm_pass_report *report)
+{
+    gm_rtext *t = c->t;
+    gm_model_stats st;
+    gm_model_get_stats(c->m, &st);
+    gm_rt_puts(t, "  subgraph cluster_legend {\n    label=\"legend\"; style=rounded; color=\"#aaaaaa\";\n");
+    size_t shown = st.max_stream + 1 < (int64_t)N_STREAM_COLOURS ? (size_t)(st.max_stream + 1) : N_STREAM_COLOURS;
+    for (size_t s = 0; s < shown; s++)
+        gm_rt_printf(t, "    legend_s%zu [label=\"stream %zu%s\", color=\"%s\"];\n", s, s,
+                     st.max_stream >= (int64_t)N_STREAM_COLOURS ? " (and every 8th after)" : "", k_stream_colours[s]);
+    for (int p = 0; report && p < GM_PASS_COUNT; p++)
+        if (report->inserted[p])
+            gm_rt_printf(t, "    legend_p%d [label=\"inserted by %s (%zu)\", style=\"rounded,filled,bold\", fillcolor=\"%s\"];\n",
+                         p, gm_pass_name((gm_pass_id)p), report->inserted[p], k_pass_fills[p]);
+    gm_rt_puts(t, "    legend_a [label=\"a\"]; legend_b [label=\"b\"]; legend_c [label=\"c\"]; legend_d [label=\"d\"];\n"
+                  "    legend_a -> legend_b [label=\"data\"];\n"
+                  "    legend_b -> legend_c [label=\"control\", style=dashed, color=\"#888888\"];\n"
+                  "    legend_c -> legend_d [label=\"rewired by a pass\", color=red, penwidth=2.5];\n  }\n");
+}
+
+gm_status gm_report_dot_graph(const gm_model *m, const gm_pass_report *report, char **dot, size_t *dot_len,
+                              gm_error *err)
+{
+    *dot = NULL;
+    size_t n = gm_model_node_count(m);
+    gm_rtext t = {0};
+    dot_ctx c = {.m = m, .t = &t, .ins = gm_calloc(n ? n : 1, sizeof *c.ins)};
+    if (!c.ins) return gm_error_set(err, GM_ERR_NOMEM, "dot: out of memory");
+    for (size_t i = 0; report && i < report->n_nodes; i++) {
+        const gm_node *x = report->nodes[i].node ? gm_model_find_node(m, report->nodes[i].node) : NULL;
+        if (x && gm_node_topo_id(x) >= 0 && (size_t)gm_node_topo_id(x) < n) c.ins[gm_node_topo_id(x)] = &report->nodes[i];
+    }
+    gm_rt_puts(&t, "digraph \"");
+    gm_rt_dot(&t, gm_model_name(m));
+    gm_rt_puts(&t, "\" {\n  compound=true; rankdir=TB; fontname=\"Helvetica\";\n"
+                   "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10, penwidth=1.5];\n"
+                   "  edge [fontname=\"Helvetica\", fontsize=8];\n  label=\"");
+    gm_rt_dot(&t, gm_model_name(m));
+    gm_rt_puts(&t, " after the passes\"; labelloc=t;\n");
+    const gm_graph *root = gm_model_root(m);
+    for (size_t i = 0; i < gm_graph_node_count(root); i++) declare_node(&c, gm_graph_node(root, i), "  ");
+    for (size_t gi = 1; gi < gm_model_graph_count(m); gi++) declare_cluster(&c, gi);
+    for (size_t i = 0; i < n; i++) node_edges(&c, gm_model_node_at(m, i));
+    for (size_t gi = 1; gi < gm_model_graph_count(m); gi++) parent_edges(&c, gi);
+    legend(&c, report);
+    gm_rt_puts(&t, "}\n");
+    gm_free(c.ins);
+    *dot = gm_rt_take(&t, dot_len);
+    if (!*dot) {
+        gm_rt_free(&t);
+        return gm_error_set(err, GM_ERR_NOMEM, "dot: out of memory");
+    }
+    return GM_OK;
+}
+
+void gm_report_free(char *text) { gm_free(text); }
