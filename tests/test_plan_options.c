@@ -15,6 +15,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "plan/planner_internal.h"
 #include "util/alloc.h"
 
 #define F256 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[256]}]"
@@ -207,6 +208,51 @@ static void test_one_strategy_by_name(void **state)
     gm_model_free(m);
 }
 
+/* GE's strategies are skipped only where they cannot win: graphmem's own packers reached the
+ * lower bound on a plan above the comparison size, and neither "all" nor a name asked for them. */
+static void test_strategies_skipped_at_the_bound(void **state)
+{
+    (void)state;
+    /* a and c live apart, b beside both: best fit reaches the bound, 512 + 512 */
+    gm_dsa_buffer items[3] = {{.id = 0, .lower = 0, .upper = 2, .size = 512, .align = 512, .offset = -1},
+                              {.id = 1, .lower = 1, .upper = 4, .size = 512, .align = 512, .offset = -1},
+                              {.id = 2, .lower = 3, .upper = 5, .size = 512, .align = 512, .offset = -1}};
+    gm_pack_meta meta[3] = {{512, 0, 1, false, false}, {512, 0, 1, false, false}, {512, 0, 1, false, false}};
+    gm_pack_unit unit = {.region = GM_PLAN_R_FEATURE_MAP, .mem_type = GM_MEM_HBM, .first = 0, .n = 3};
+    struct {
+        int64_t bound;
+        size_t compare_items;
+        bool all;
+        int only;
+        unsigned ran;
+    } cases[] = {
+        {1024, 0, false, -1, GM_PACK_GE_FIRST},   /* at the bound, large: GE's skipped */
+        {1024, 100, false, -1, GM_PACK_COUNT},    /* small: all run for comparison */
+        {1024, 0, true, -1, GM_PACK_COUNT},       /* --strategy all */
+        {512, 0, false, -1, GM_PACK_COUNT},       /* the bound not reached: GE's might win */
+        {-1, 0, false, -1, GM_PACK_COUNT},        /* no bound known */
+        {1024, 0, false, GM_PACK_GE_FIRST + 1, 1}, /* one of GE's by name */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (unsigned threads = 1; threads <= 3; threads += 2) {
+            gm_pack_job job = {.items = items, .meta = meta, .n_items = 3, .units = &unit, .n_units = 1,
+                               .search_node_limit = 1000, .only = cases[c].only, .lower_bound = cases[c].bound,
+                               .compare_all = cases[c].all, .compare_items = cases[c].compare_items};
+            gm_pack_result res[GM_PACK_COUNT];
+            memset(res, 0, sizeof res);
+            assert_int_equal(gm_pack_results_alloc(&job, res), GM_OK);
+            gm_error err;
+            int best = gm_pack_run(&job, threads, res, &err);
+            unsigned ran = 0;
+            for (int s = 0; s < GM_PACK_COUNT; s++) ran += !res[s].skipped;
+            assert_int_equal(ran, cases[c].ran);
+            assert_int_equal(best, cases[c].only >= 0 ? cases[c].only : GM_PACK_BEST_FIT);
+            assert_int_equal(res[best].feature_map_bytes, 1024);
+            gm_pack_results_free(res);
+        }
+    }
+}
+
 /* The plan text (times written as 0) is the same byte for byte on 1, 2 and 8 threads. */
 static void test_same_plan_any_threads(void **state)
 {
@@ -385,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_op_no_reuse_mem),       cmocka_unit_test(test_disable_reuse_memory),
         cmocka_unit_test(test_batch_labels_overlay),  cmocka_unit_test(test_witness_proves_the_bound),
         cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
+        cmocka_unit_test(test_strategies_skipped_at_the_bound),
         cmocka_unit_test(test_atomic_output_lives_from_its_clean), cmocka_unit_test(test_ge_padded_sizes),
         cmocka_unit_test(test_fixed_address_output), cmocka_unit_test(test_verifier_checks_the_bound),
         cmocka_unit_test(test_every_allocation_may_fail),

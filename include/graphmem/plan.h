@@ -110,7 +110,9 @@ typedef struct gm_plan_options {
     bool reproducible;          /* write strategy times as 0, so equal inputs give equal bytes */
     unsigned threads;           /* strategies run side by side on this many threads; 0: as many
                                    as cores. The plan is the same whatever the number */
-    const char *strategy;       /* one strategy by name; NULL or "auto": all, smallest wins */
+    const char *strategy;       /* one strategy by name; NULL or "auto": all, smallest wins, GE's
+                                   skipped above GM_PACK_COMPARE_ITEMS items when graphmem's own
+                                   packers reach the lower bound; "all": all, always */
     bool ge_padded_sizes;       /* size a tensor without an explicit size as GE's op compile
                                    usually does: ceil(bytes / 32) x 32 + 32 */
     const char *no_reuse_ops;   /* comma list of op names or types whose outputs are never reused
@@ -122,7 +124,7 @@ typedef struct gm_plan_options {
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */
 #define GM_PLAN_ZERO_COPY_ALIGN 32
 
-/* Is name "auto" or a strategy's name? The names, comma separated, into buf (cap bytes with
+/* Is name "auto", "all" or a strategy's name? The names, comma separated, into buf (cap bytes with
  * the NUL, truncated to fit). */
 bool gm_plan_strategy_known(const char *name);
 void gm_plan_strategy_names(char *buf, size_t cap);
@@ -208,7 +210,9 @@ typedef struct gm_plan {
     int64_t by_memory_type[GM_MEM_COUNT]; /* feature-map extent per memory type */
     size_t dynamic_symbols;
     gm_plan_strategy strategies[GM_PLAN_MAX_STRATEGIES];
-    size_t n_strategies;
+    size_t n_strategies;       /* the strategies that ran */
+    size_t n_strategies_skipped; /* GE's, not run on a large plan where graphmem's own packers
+                                    reached the lower bound: none of them could have won */
     const char *strategy;      /* the winner's name (points into strategies) */
     size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */
     size_t repair_rounds;      /* verifier rounds run */

@@ -225,7 +225,7 @@ static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *
 typedef struct worker {
     const gm_pack_job *job;
     gm_pack_result *res;
-    unsigned from, step;
+    unsigned from, step, end; /* strategies from, from + step, ... below end */
 } worker;
 
 static bool selected(const gm_pack_job *job, unsigned s) { return job->only < 0 || (unsigned)job->only == s; }
@@ -233,20 +233,47 @@ static bool selected(const gm_pack_job *job, unsigned s) { return job->only < 0 
 static void *work(void *arg)
 {
     worker *w = arg;
-    for (unsigned s = w->from; s < GM_PACK_COUNT; s += w->step)
+    for (unsigned s = w->from; s < w->end; s += w->step)
         if (selected(w->job, s)) run_one(w->job, (gm_pack_strategy)s, &w->res[s]);
     return NULL;
+}
+
+/* Runs strategies [first, end) on `threads` threads (the calling one among them). */
+static void run_range(const gm_pack_job *job, unsigned first, unsigned end, unsigned threads,
+                      gm_pack_result res[GM_PACK_COUNT])
+{
+    if (threads > end - first) threads = end - first;
+    worker w[GM_PACK_COUNT];
+    pthread_t tid[GM_PACK_COUNT];
+    bool started[GM_PACK_COUNT] = {false};
+    for (unsigned t = 0; t < threads; t++) w[t] = (worker){job, res, first + t, threads, end};
+    /* thread 0's share runs here; if a thread cannot start, its share runs here too */
+    for (unsigned t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
+    work(&w[0]);
+    for (unsigned t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else work(&w[t]);
+    }
+}
+
+/* Did one of graphmem's own packers (run, and fine) reach the lower bound? */
+static bool own_reached_bound(const gm_pack_job *job, const gm_pack_result res[GM_PACK_COUNT])
+{
+    if (job->lower_bound < 0) return false;
+    for (unsigned s = 0; s < GM_PACK_GE_FIRST; s++)
+        if (res[s].st == GM_OK && res[s].feature_map_bytes <= job->lower_bound) return true;
+    return false;
 }
 
 bool gm_plan_strategy_known(const char *name)
 {
     gm_pack_strategy s;
-    return name && (!strcmp(name, "auto") || gm_pack_strategy_from_name(name, &s));
+    return name && (!strcmp(name, "auto") || !strcmp(name, "all") || gm_pack_strategy_from_name(name, &s));
 }
 
 void gm_plan_strategy_names(char *buf, size_t cap)
 {
-    size_t n = (size_t)snprintf(buf, cap, "auto");
+    size_t n = (size_t)snprintf(buf, cap, "auto, all");
     for (int s = 0; s < GM_PACK_COUNT && n < cap; s++)
         n += (size_t)snprintf(buf + n, cap - n, ", %s", gm_pack_strategy_name((gm_pack_strategy)s));
 }
@@ -285,21 +312,21 @@ int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_
     }
     if (job->only >= 0) threads = 1;
     if (threads > GM_PACK_COUNT) threads = GM_PACK_COUNT;
-    worker w[GM_PACK_COUNT];
-    pthread_t tid[GM_PACK_COUNT];
-    bool started[GM_PACK_COUNT] = {false};
-    for (unsigned t = 0; t < threads; t++) w[t] = (worker){job, res, t, threads};
-    /* thread 0's share runs here; if a thread cannot start, its share runs here too */
-    for (unsigned t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
-    work(&w[0]);
-    for (unsigned t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else work(&w[t]);
+    for (unsigned s = 0; s < GM_PACK_COUNT; s++) res[s].skipped = !selected(job, s);
+    if (job->only >= 0 || job->compare_all || job->n_items <= job->compare_items) {
+        run_range(job, 0, GM_PACK_COUNT, threads, res);
+    } else {
+        /* Which strategies run depends only on results, never on timing: deterministic. */
+        run_range(job, 0, GM_PACK_GE_FIRST, threads, res);
+        if (own_reached_bound(job, res))
+            for (unsigned s = GM_PACK_GE_FIRST; s < GM_PACK_COUNT; s++) res[s].skipped = true;
+        else
+            run_range(job, GM_PACK_GE_FIRST, GM_PACK_COUNT, threads, res);
     }
     /* any strategy that could not finish fails the plan: a result must not depend on which ran */
     int best = -1;
     for (unsigned s = 0; s < GM_PACK_COUNT; s++) {
-        if (!selected(job, s)) continue;
+        if (res[s].skipped) continue;
         if (res[s].st != GM_OK) {
             if (err) *err = res[s].err;
             return -1;

@@ -313,9 +313,12 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
                        .search_budget_s = o->search_budget_s,
                        .search_node_limit = o->search_node_limit,
                        .only = -1,
+                       .lower_bound = p->lower_bound_bytes,
+                       .compare_all = o->strategy && !strcmp(o->strategy, "all"),
+                       .compare_items = GM_PACK_COMPARE_ITEMS,
                        .memory_priority = policy && !strcmp(policy, "MemoryPriority")};
     gm_pack_strategy only;
-    if (o->strategy && strcmp(o->strategy, "auto")) {
+    if (o->strategy && strcmp(o->strategy, "auto") && strcmp(o->strategy, "all")) {
         if (!gm_pack_strategy_from_name(o->strategy, &only)) return unknown_strategy(o->strategy, err);
         job.only = (int)only;
     }
@@ -334,8 +337,12 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
     gm_plan_items_apply(it, p, &res[best]);
     if (first) {
         p->n_strategies = 0;
+        p->n_strategies_skipped = 0;
         for (int s = 0; s < GM_PACK_COUNT; s++) {
-            if (job.only >= 0 && job.only != s) continue;
+            if (res[s].skipped) {
+                p->n_strategies_skipped += job.only < 0;
+                continue;
+            }
             gm_plan_strategy *e = &p->strategies[p->n_strategies++];
             snprintf(e->name, sizeof e->name, "%s", gm_pack_strategy_name((gm_pack_strategy)s));
             e->bytes = res[s].feature_map_bytes;

@@ -63,6 +63,10 @@ typedef struct gm_pack_job {
     double search_budget_s;
     uint64_t search_node_limit;
     int only;                   /* run this strategy alone; -1: all */
+    int64_t lower_bound;        /* the feature map's lower bound (p->lower_bound_bytes); -1: none */
+    bool compare_all;           /* run GE's strategies even where they cannot win (--strategy all) */
+    size_t compare_items;       /* up to this many items GE's strategies always run, for
+                                   comparison (GM_PACK_COMPARE_ITEMS) */
     bool memory_priority;       /* ge.exec.memoryOptimizationPolicy=MemoryPriority */
 } gm_pack_job;
 
@@ -73,13 +77,21 @@ typedef struct gm_pack_result {
     double ms;
     gm_status st;
     gm_error err;
+    bool skipped;              /* not run: it could not have won (see gm_pack_run) */
 } gm_pack_result;
+
+/* Plans of up to this many items run GE's strategies beside graphmem's for comparison even
+ * when graphmem's own packers already reached the lower bound; larger ones skip them then. */
+#define GM_PACK_COMPARE_ITEMS 20000
 
 gm_status gm_pack_results_alloc(const gm_pack_job *job, gm_pack_result res[GM_PACK_COUNT]);
 void gm_pack_results_free(gm_pack_result res[GM_PACK_COUNT]);
 /* Runs every strategy on `threads` threads (0: as many as cores) and returns the winner: the
  * smallest feature map, ties to the lower strategy number — the same whatever the threads.
- * -1 when a strategy failed (*err says why). */
+ * graphmem's own packers run first; when one of them reaches job->lower_bound no strategy can
+ * be smaller, and GE's (numbered after them, so they would lose the tie too) are skipped unless
+ * the plan is small (job->compare_items) or job->compare_all. -1 when a strategy failed
+ * (*err says why). */
 int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_PACK_COUNT], gm_error *err);
 
 /* ---- items (plan_items.c) ---- */
