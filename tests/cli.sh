@@ -95,7 +95,7 @@ expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 400000
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"
 expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
 expect 0 "run --plan --devices 2" "$GM" run --plan --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices"
-expect 2 "run --devices without --plan" "$GM" run --devices 2 && has "$TMP/err" "--plan" "says which mode"
+expect 0 "run --devices 2 (dynamic)" "$GM" run --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices, dynamic"
 expect 2 "run bad backend" "$GM" run --backend tpu && has "$TMP/err" "host or cuda" "names the backends"
 expect 2 "check needs a model" "$GM" check
 expect 2 "too many arguments" "$GM" info a b c
@@ -193,6 +193,58 @@ has "$TMP/err" "--svg draws a memory plan" "check --svg says why"
 [ -e "$TMP/c.svg" ] && { echo "FAIL: check --svg wrote a file"; fails=$((fails + 1)); }
 expect 2 "--svg unwritable" "$GM" plan --svg "$TMP/no/such/dir/t.svg" -q && has "$TMP/err" "no/such/dir/t.svg" "names the svg path"
 expect 2 "--dot unwritable" "$GM" plan --dot "$TMP/no/such/dir/t.dot" -q && has "$TMP/err" "no/such/dir/t.dot" "names the dot path"
+
+# run, both modes, every stream count, one and two devices: the embedded example and the shared
+# models all verify clean (placement copies where "_device" / "_placement" ask for them), and the
+# static runs print their regions, device peak, events and copies by kind.
+# The shared models run one iteration (their tensors are large: the checks dominate the time).
+run_all() { # run_all LABEL ITERATIONS [MODEL]
+  local label=$1 it=$2
+  shift 2
+  for s in 1 2 4 8; do
+    expect 0 "run $label --streams $s" "$GM" run "$@" --streams $s --iterations "$it" \
+      && has "$TMP/out" "every read found its writer's data" "run $label $s streams clean"
+    expect 0 "run $label --plan --streams $s" "$GM" run "$@" --plan --streams $s --iterations "$it" \
+      && has "$TMP/out" "every read found its writer's data" "run $label --plan $s streams clean"
+  done
+  for mode in --dynamic --plan; do
+    expect 0 "run $label $mode --devices 2" "$GM" run "$@" $mode --devices 2 --streams 2 --iterations "$it" \
+      && has "$TMP/out" "every read found its writer's data" "run $label $mode two devices clean"
+  done
+}
+run_all "embedded" 3
+if [ -d "$SHARED" ]; then
+  for f in "$SHARED"/*.graphmem.json "$SHARED"/*.onnx; do
+    [ -e "$f" ] && run_all "$(basename "$f")" 1 "$f"
+  done
+fi
+expect 0 "run --plan stats" "$GM" run --plan --streams 2
+has "$TMP/out" "region feature_map/" "static run prints its regions"
+has "$TMP/out" "device peak" "static run prints the device peak"
+has "$TMP/out" "recorded," "static run prints its events"
+has "$TMP/out" "placement copies" "static run prints copies by kind"
+expect 0 "run --plan --json stats" "$GM" run --plan --json --streams 2
+has "$TMP/out" '"device_peak_bytes":' "json device peak"
+has "$TMP/out" '"regions":' "json regions"
+has "$TMP/out" '"events_recorded":' "json events"
+expect 0 "run dynamic copies by kind" "$GM" run --streams 2 && has "$TMP/out" "placement copies" "dynamic copies by kind"
+# host tensors, a host node and a node on the second device, without a plan: copies of each kind
+cat >"$TMP/place.json" <<'EOF'
+{"graphmem":1,"name":"place","graphs":[{"name":"root","nodes":[
+{"name":"x","type":"Data","attrs":{"index":0},"outputs":[{"dtype":"float32","shape":[256],"memory_type":"host"}]},
+{"name":"a","type":"Relu","inputs":["x:0"],"outputs":[{"dtype":"float32","shape":[256]}]},
+{"name":"h","type":"Relu","inputs":["a:0"],"attrs":{"_placement":"host"},"outputs":[{"dtype":"float32","shape":[256]}]},
+{"name":"b","type":"Sigmoid","inputs":["a:0"],"attrs":{"_device":1},"outputs":[{"dtype":"float32","shape":[256]}]},
+{"name":"c","type":"Add","inputs":["h:0","b:0"],"outputs":[{"dtype":"float32","shape":[256]}]},
+{"name":"out","type":"NetOutput","inputs":["c:0"]}]}]}
+EOF
+for mode in --dynamic --plan; do
+  expect 0 "run placement $mode" "$GM" run "$TMP/place.json" $mode --devices 2 --streams 2 --passes none --json
+  has "$TMP/out" '"verified":	true' "placement $mode clean"
+  has "$TMP/out" '"copies_h2d":	1' "placement $mode H2D"
+  has "$TMP/out" '"copies_d2h":	1' "placement $mode D2H"
+  has "$TMP/out" '"copies_p2p":	2' "placement $mode P2P"
+done
 
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

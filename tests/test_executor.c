@@ -114,12 +114,46 @@ static void test_bad_plan_is_caught(void **state)
     gm_model_free(m);
 }
 
+/* What a static run reports of itself: each region's bytes as the plan sized it, the device
+ * peak (at least the regions), events recorded for every cross-stream wait. */
+static void test_static_stats(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(k_diamond, strlen(k_diamond), "d.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_run_assign_streams(m, 2);
+    gm_plan *p = NULL;
+    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) fail_msg("plan: %s", err.message);
+    gm_run_options o;
+    gm_run_options_init(&o);
+    o.streams = 2, o.iterations = 2;
+    gm_run_stats s;
+    if (gm_run_static(m, p, &o, &s, &err) != GM_OK) fail_msg("run: %s", err.message);
+    uint64_t sum = 0;
+    for (int r = 0; r < GM_PLAN_R_DYNAMIC; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
+            assert_int_equal(s.region_bytes[r][mt], p->region_bytes[r][mt] > 0 ? (uint64_t)p->region_bytes[r][mt] : 0);
+            sum += s.region_bytes[r][mt];
+        }
+    assert_true(sum > 0);
+    assert_int_equal(s.device_bytes, sum);
+    assert_true(s.device_peak_bytes >= s.device_bytes);
+    assert_true(s.events > 0);
+    assert_true(s.events_recorded >= s.events); /* every wait is for a recorded event */
+    assert_int_equal(s.copies[GM_COPY_H2D] + s.copies[GM_COPY_D2H] + s.copies[GM_COPY_P2P], 0);
+    assert_false(s.dynamic);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_example_clean),
         cmocka_unit_test(test_shared_models_clean),
         cmocka_unit_test(test_bad_plan_is_caught),
+        cmocka_unit_test(test_static_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
  * Static mode: the memory comes from a plan (graphmem/plan.h) made for the same stream
  * assignment: one allocation per region, each tensor at its planned offset.
  *
- * Placement (static mode). A tensor whose memory type is host (GM_MEM_HOST) lives in host
+ * Placement (both modes). A tensor whose memory type is host (GM_MEM_HOST) lives in host
  * memory (malloc), written and checked by host functions in stream order. Every node runs on a
  * device unless its attribute "_placement" is the string "host"; with devices = 2 a node whose
  * attribute "_device" is 1 runs on the second device (other values, or one device: device 0);
@@ -25,7 +25,21 @@
  *                                               device);
  *   device node reads the other device's tensor: P2P (gm_memcpy_peer_async) on the node's
  *                                               stream, after its wait for the producer's event.
- * Device regions are allocated on each device; a tensor lives where its last writer ran.
+ * Static mode: device regions are allocated on each device; a tensor lives where its last
+ * writer ran. Dynamic mode: each device has its own allocator stack (caching L1, per-stream
+ * L2); a tensor lives on the device of the task that allocates it (its first user), a node on
+ * another device may read it (P2P) but not write it, and the tensor's birth stream gives its
+ * block back only after waiting for the last such remote read. Host tensors come from host
+ * memory (one buffer per tensor for the run).
+ *
+ * Continuous groups (both modes). The members of a node's continuous_input / continuous_output
+ * lie end to end, each at its size rounded up to the planner's alignment (512 bytes); groups
+ * that overlap head to tail form one chain (as the planner's plan_chains.c). No-padding groups
+ * (_no_padding_continuous_input / _output) are views at their real sizes inside the whole (the
+ * node's output 0 / input 0). The dynamic executor gives a chain (or a whole) one block, alive
+ * from its first member's first use to its last member's last use on every stream, and before
+ * each node with such an attribute runs it checks on the host that the members' addresses are
+ * adjacent in order (stats->contiguity_violations).
  *
  * Dynamic mode: no plan. GE's runtime v2 allocator (caching L1 over the device, a
  * MultiStreamL2Allocator per stream, cross-stream borrowing) hands each buffer (a symbol: the
@@ -53,9 +67,9 @@ typedef struct gm_run_options {
     unsigned streams;    /* 1..64; the model's nodes are spread over them (gm_run_assign_streams) */
     unsigned iterations; /* >= 1 */
     uint64_t memory_limit; /* device bytes the run may hold (gm_device_set_memory_limit); 0 = no limit */
-    unsigned devices;    /* static mode: 1 (default) or 2; with 2, nodes whose attribute "_device" is 1
-                            run on a second device (id device_id + 1) with streams of its own, and
-                            streams * devices must not exceed 64 */
+    unsigned devices;    /* 1 (default) or 2; with 2, nodes whose attribute "_device" is 1 run on a
+                            second device (id device_id + 1) with streams (and, in dynamic mode, an
+                            allocator stack) of its own; streams * devices must not exceed 64 */
 } gm_run_options;
 
 void gm_run_options_init(gm_run_options *o);
@@ -86,14 +100,19 @@ typedef struct gm_run_stats {
     uint64_t corrupted_reads;  /* reads that found another pattern: memory reused too early */
     uint64_t corrupted_bytes;
     uint64_t events;           /* cross-stream waits */
+    uint64_t events_recorded;  /* events recorded for other streams (and the start event) */
     uint64_t device_bytes;     /* memory allocated on the device for the plan's regions */
+    uint64_t region_bytes[GM_PLAN_R_COUNT][GM_MEM_COUNT]; /* static: bytes of each region, per device */
+    uint64_t device_peak_bytes; /* most device memory held at one time, all devices together */
     uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
-    /* placement copies (static mode, see "Placement" below), all iterations */
+    /* placement copies (see "Placement" above), all iterations */
     uint64_t copies[GM_COPY_KIND_COUNT]; /* by kind: H2D, D2H, (D2D unused), P2P */
     uint64_t copy_bytes;
     uint64_t host_syncs;       /* host nodes waiting for a producer's stream (GE's SyncStream) */
     uint64_t staging_bytes;    /* most memory the staging pools held (devices and host) */
     char first_corruption[256]; /* "node 'x' read 'y_out_0' (iteration k): n bytes differ" */
+    uint64_t contiguity_violations; /* dynamic: continuous-group members found not adjacent */
+    char first_violation[256];
     bool dynamic;               /* gm_run_dynamic filled it: alloc below is meaningful */
     gm_run_alloc_stats alloc;
 } gm_run_stats;

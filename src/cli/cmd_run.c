@@ -2,7 +2,9 @@
  * cmd_run.c — `graphmem run [MODEL]`: the compiler passes, the streams assigned, a verified
  * plan for them (or, with --dynamic, no plan: the runtime allocator), then the graph executed
  * on a device backend with every read checked; prints what ran, the allocator's statistics in
- * dynamic mode, and whether any memory was reused too early (exit 1 if so).
+ * dynamic mode, the regions, device peak and events in static mode, the placement copies by
+ * kind in both, and whether any memory was reused too early or a continuous group found broken
+ * (exit 1 if so).
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,31 +60,70 @@ static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, (double)f[i].v);
 }
 
+/* A static run's memory: each region allocated (bytes, on each device), the device peak. */
+static void print_static_text(const gm_plan *p, const gm_run_stats *s)
+{
+    printf("  %-26s static plan: %lld feature-map bytes (lower bound %lld), %llu bytes allocated\n", "memory",
+           (long long)p->feature_map_bytes, (long long)p->lower_bound_bytes, u(s->device_bytes));
+    for (int r = 0; r < GM_PLAN_R_COUNT; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
+            if (!s->region_bytes[r][mt]) continue;
+            char label[64];
+            snprintf(label, sizeof label, "region %s/%s", gm_plan_region_name((gm_plan_region_kind)r),
+                     gm_mem_type_name((gm_mem_type)mt));
+            printf("  %-26s %llu bytes\n", label, u(s->region_bytes[r][mt]));
+        }
+    printf("  %-26s %llu bytes (regions and staging, all devices)\n", "device peak", u(s->device_peak_bytes));
+}
+
 static void print_text(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
 {
-    printf("graphmem run: %s (%s)\n", gm_model_name(m), *gm_model_source(m) ? gm_model_source(m) : "<embedded example>");
-    printf("  %-26s %s, device %d, %u stream%s, %u iteration%s\n", "backend", gm_backend_name(ro->backend),
+    const char *source = *gm_model_source(m) ? gm_model_source(m) : "<embedded example>";
+    printf("graphmem run: %s (%s)\n", gm_model_name(m), source);
+    printf("  %-26s %s, device %d, %u stream%s, %u iteration%s", "backend", gm_backend_name(ro->backend),
            ro->device_id, ro->streams, ro->streams == 1 ? "" : "s", ro->iterations, ro->iterations == 1 ? "" : "s");
-    if (p)
-        printf("  %-26s static plan: %lld feature-map bytes (lower bound %lld), %llu bytes allocated\n", "memory",
-               (long long)p->feature_map_bytes, (long long)p->lower_bound_bytes, (unsigned long long)s->device_bytes);
-    else
-        print_alloc_text(&s->alloc);
-    printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", (unsigned long long)s->tasks,
-           (unsigned long long)s->events);
-    printf("  %-26s %llu reads, %llu bytes", "checked", (unsigned long long)s->reads_checked,
-           (unsigned long long)s->bytes_checked);
-    if (s->skipped_dynamic) printf(" (%llu reads of run-time size not checked)", (unsigned long long)s->skipped_dynamic);
+    if (ro->devices > 1) printf(", %u devices", ro->devices);
     printf("\n");
-    if (s->copies[GM_COPY_H2D] || s->copies[GM_COPY_D2H] || s->copies[GM_COPY_D2D] || s->copies[GM_COPY_P2P])
-        printf("  %-26s %llu H2D, %llu D2H, %llu P2P (%llu bytes); %llu host syncs, %llu staging bytes\n",
-               "placement copies", u(s->copies[GM_COPY_H2D]), u(s->copies[GM_COPY_D2H]), u(s->copies[GM_COPY_P2P]),
-               u(s->copy_bytes), u(s->host_syncs), u(s->staging_bytes));
+    if (p) print_static_text(p, s);
+    else print_alloc_text(&s->alloc);
+    printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", u(s->tasks), u(s->events));
+    if (p) /* the dynamic run's events are the allocator's, above */
+        printf("  %-26s %llu recorded, %llu waited on streams, %llu host syncs\n", "events", u(s->events_recorded),
+               u(s->events), u(s->host_syncs));
+    printf("  %-26s %llu reads, %llu bytes", "checked", u(s->reads_checked), u(s->bytes_checked));
+    if (s->skipped_dynamic) printf(" (%llu reads of run-time size not checked)", u(s->skipped_dynamic));
+    printf("\n");
+    printf("  %-26s %llu H2D, %llu D2H, %llu P2P (%llu bytes); %llu staging bytes\n", "placement copies",
+           u(s->copies[GM_COPY_H2D]), u(s->copies[GM_COPY_D2H]), u(s->copies[GM_COPY_P2P]), u(s->copy_bytes),
+           u(s->staging_bytes));
+    if (s->contiguity_violations)
+        printf("  %-26s NO: %llu continuous-group members not adjacent; first: %s\n", "contiguous",
+               u(s->contiguity_violations), s->first_violation);
     if (s->corrupted_reads)
         printf("  %-26s NO: %llu reads found another tensor's data (%llu bytes); first: %s\n", "verified",
-               (unsigned long long)s->corrupted_reads, (unsigned long long)s->corrupted_bytes, s->first_corruption);
+               u(s->corrupted_reads), u(s->corrupted_bytes), s->first_corruption);
+    else if (s->contiguity_violations)
+        printf("  %-26s NO: a continuous group is broken\n", "verified");
     else
         printf("  %-26s yes: every read found its writer's data\n", "verified");
+}
+
+static void add_static_json(cJSON *j, const gm_plan *p, const gm_run_stats *s)
+{
+    cJSON_AddNumberToObject(j, "feature_map_bytes", (double)p->feature_map_bytes);
+    cJSON_AddNumberToObject(j, "device_bytes", (double)s->device_bytes);
+    cJSON_AddNumberToObject(j, "device_peak_bytes", (double)s->device_peak_bytes);
+    cJSON *regions = cJSON_AddArrayToObject(j, "regions");
+    for (int r = 0; regions && r < GM_PLAN_R_COUNT; r++)
+        for (int mt = 0; mt < GM_MEM_COUNT; mt++) {
+            if (!s->region_bytes[r][mt]) continue;
+            cJSON *o = cJSON_CreateObject();
+            if (!o) return;
+            cJSON_AddStringToObject(o, "region", gm_plan_region_name((gm_plan_region_kind)r));
+            cJSON_AddStringToObject(o, "memory_type", gm_mem_type_name((gm_mem_type)mt));
+            cJSON_AddNumberToObject(o, "bytes", (double)s->region_bytes[r][mt]);
+            cJSON_AddItemToArray(regions, o);
+        }
 }
 
 static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
@@ -94,21 +135,21 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddNumberToObject(j, "streams", ro->streams);
     cJSON_AddNumberToObject(j, "iterations", ro->iterations);
     cJSON_AddStringToObject(j, "memory", p ? "static" : "dynamic");
-    if (p) {
-        cJSON_AddNumberToObject(j, "feature_map_bytes", (double)p->feature_map_bytes);
-        cJSON_AddNumberToObject(j, "device_bytes", (double)s->device_bytes);
-    } else {
-        add_alloc_json(j, &s->alloc);
-    }
+    cJSON_AddNumberToObject(j, "devices", ro->devices);
+    if (p) add_static_json(j, p, s);
+    else add_alloc_json(j, &s->alloc);
     cJSON_AddNumberToObject(j, "tasks", (double)s->tasks);
     cJSON_AddNumberToObject(j, "events", (double)s->events);
+    cJSON_AddNumberToObject(j, "events_recorded", (double)s->events_recorded);
     cJSON_AddNumberToObject(j, "reads_checked", (double)s->reads_checked);
     cJSON_AddNumberToObject(j, "copies_h2d", (double)s->copies[GM_COPY_H2D]);
     cJSON_AddNumberToObject(j, "copies_d2h", (double)s->copies[GM_COPY_D2H]);
     cJSON_AddNumberToObject(j, "copies_p2p", (double)s->copies[GM_COPY_P2P]);
+    cJSON_AddNumberToObject(j, "copy_bytes", (double)s->copy_bytes);
     cJSON_AddNumberToObject(j, "host_syncs", (double)s->host_syncs);
     cJSON_AddNumberToObject(j, "corrupted_reads", (double)s->corrupted_reads);
-    cJSON_AddBoolToObject(j, "verified", s->corrupted_reads == 0);
+    cJSON_AddNumberToObject(j, "contiguity_violations", (double)s->contiguity_violations);
+    cJSON_AddBoolToObject(j, "verified", s->corrupted_reads == 0 && s->contiguity_violations == 0);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
     if (!text) return 2;
@@ -127,9 +168,6 @@ int gm_cmd_run(const gm_cli_opts *o)
         return gm_error_set(&err, GM_ERR_USAGE, "run: unknown backend '%s'", o->backend), gm_cli_fail(&err);
     ro.device_id = o->device, ro.streams = o->streams, ro.iterations = o->iterations;
     ro.devices = o->devices;
-    if (o->devices > 1 && o->dynamic)
-        return gm_error_set(&err, GM_ERR_USAGE, "run: --devices 2 goes with --plan (placement copies are static-mode only)"),
-               gm_cli_fail(&err);
     ro.memory_limit = o->memory_limit;
     if (!gm_backend_available(ro.backend)) {
         gm_error_set(&err, GM_ERR_USAGE, "run: the %s backend is not available here%s", o->backend,
@@ -160,7 +198,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     else if (!rc) {
         if (o->json) rc = print_json(m, &ro, p, &s);
         else if (o->verbosity >= 0) print_text(m, &ro, p, &s);
-        if (!rc && s.corrupted_reads) rc = 1;
+        if (!rc && (s.corrupted_reads || s.contiguity_violations)) rc = 1;
     }
     gm_plan_free(p);
     gm_pass_report_free(&rep);

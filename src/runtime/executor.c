@@ -80,10 +80,22 @@ static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fa
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
     if (st != GM_OK) return st;
     gm_device_set_memory_limit(x->dev, o->memory_limit);
-    if ((st = gm_place_open(x, o, fault)) != GM_OK) return st;
+    if ((st = gm_place_open(x, o, fault, x->p->n_symbols)) != GM_OK) return st;
     for (unsigned s = 0; s < gm_exec_total_streams(x); s++)
         if ((st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err)) != GM_OK) return st;
     return gm_exec_alloc_regions(x);
+}
+
+/* The most device memory held at one time: each device's peak (regions and staging). */
+static void note_device_peak(gm_exec *x)
+{
+    for (unsigned d = 0; d < (x->n_devices > 1 ? x->n_devices : 1); d++) {
+        gm_device *dev = x->place ? gm_place_device(x, d) : x->dev;
+        if (!dev) continue;
+        gm_device_counters c;
+        gm_device_get_counters(dev, &c);
+        x->stats->device_peak_bytes += c.peak_bytes;
+    }
 }
 
 static void close_resources(gm_exec *x)
@@ -94,6 +106,7 @@ static void close_resources(gm_exec *x)
         if (x->streams[s]) gm_stream_synchronize(x->streams[s], &ignore);
     gm_exec_free_events(x);
     for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
+    if (x->dev) note_device_peak(x);
     if (x->place) gm_exec_free_regions(x);
     gm_device_close(x->dev);
     gm_place_close(x);
@@ -106,6 +119,12 @@ static gm_status sync_all(gm_exec *x)
         if (st != GM_OK) return st;
     }
     return GM_OK;
+}
+
+static const char *plan_sym_name(const gm_exec *x, int32_t sym, char *buf, size_t cap)
+{
+    (void)buf, (void)cap;
+    return x->p->symbols[sym].id;
 }
 
 gm_status gm_run_static(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_run_stats *stats,
@@ -126,6 +145,7 @@ gm_status gm_run_static_fault(const gm_model *m, const gm_plan *p, const gm_run_
     gm_exec *x = gm_calloc(1, sizeof *x); /* large: the wait table */
     if (!x) return gm_error_set(err, GM_ERR_NOMEM, "run: out of memory");
     x->m = m, x->p = p, x->err = err, x->stats = stats;
+    x->sym_name = plan_sym_name;
     gm_status st = gm_exec_index(x);
     if (st == GM_OK) st = open_resources(x, o, fault);
     if (st == GM_OK) st = gm_exec_init_constants(x);

@@ -21,6 +21,14 @@
  * every payload of that stream pair up to the task it waited for (gm_ms_wait_event). At the
  * end of an iteration every stream joins stream 0 (LastSendEvents / LastWaitEvents) and the
  * allocators settle everything still pending (gm_ms_last_wait_events).
+ *
+ * Placement. With two devices each has its own stack (L1 over the device, an L2 per stream of
+ * that device); a block comes from its home device's stack, payloads go only between streams of
+ * one device, and each device's streams join that device's first stream at the end. Reads
+ * across places go through the static executor's copies (gm_place_read: H2D, D2H after
+ * SyncStream, P2P); see executor_dyn_place.c for host tensors and the late frees that keep a
+ * block alive for the other device's readers. Continuous groups share a block
+ * (executor_dyn_layout.c), checked for adjacency before each grouped node runs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,10 +38,11 @@
 #include "ops/op_table.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/executor_internal.h"
+#include "runtime/executor_placement.h"
 #include "runtime/ms_events.h"
 #include "util/alloc.h"
 
-/* ---- the allocator over the device --------------------------------------------------------- */
+/* ---- the allocators over the devices --------------------------------------------------------- */
 
 static int device_alloc(void *ctx, size_t bytes, void **ptr)
 {
@@ -42,87 +51,111 @@ static int device_alloc(void *ctx, size_t bytes, void **ptr)
 
 static void device_free(void *ctx, void *ptr) { gm_device_free(ctx, ptr, NULL); }
 
-/* Both levels' "synchronize": stream -1 is the whole device (L1), else one stream (L2). */
+/* Both levels' "synchronize", per device: stream -1 is the whole device (L1), else one of the
+ * device's streams (L2). */
 static void sync_streams(void *ctx, int stream)
 {
-    gm_exec *x = ctx;
-    if (stream < 0) gm_device_synchronize(x->dev, NULL);
-    else if ((unsigned)stream < x->n_streams) gm_stream_synchronize(x->streams[stream], NULL);
+    const struct gm_dyn_sync *c = ctx;
+    gm_exec *x = &c->d->x;
+    if (stream < 0) gm_device_synchronize(gm_place_device(x, c->dev), NULL);
+    else if ((unsigned)stream < x->n_streams)
+        gm_stream_synchronize(x->streams[c->dev * x->n_streams + (unsigned)stream], NULL);
 }
 
-static gm_status open_allocator(gm_dyn *d)
+/* Device dv's stack: caching L1 over the device, a MultiStreamL2Allocator per stream. */
+static gm_status open_allocator(gm_dyn *d, unsigned dv)
 {
     gm_exec *x = &d->x;
+    gm_device *dev = gm_place_device(x, dv);
     gm_device_props props;
-    gm_status st = gm_device_get_props(x->dev, &props, x->err);
+    gm_status st = gm_device_get_props(dev, &props, x->err);
     if (st != GM_OK) return st;
     gm_scalable_config cfg;
     gm_scalable_config_default(&cfg, (size_t)props.total_memory);
-    gm_mem_source dev = {x->dev, device_alloc, device_free};
-    if (!(d->l1 = gm_caching_create(&dev, &cfg, sync_streams, x))) return GM_ERR_NOMEM;
-    gm_mem_source l1 = gm_caching_as_source(d->l1);
-    gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = x};
-    return gm_ms_group_create(&ms, &l1, &d->g, x->err);
+    gm_mem_source src = {dev, device_alloc, device_free};
+    d->sync_ctx[dv] = (struct gm_dyn_sync){d, dv};
+    if (!(d->l1[dv] = gm_caching_create(&src, &cfg, sync_streams, &d->sync_ctx[dv]))) return GM_ERR_NOMEM;
+    gm_mem_source l1 = gm_caching_as_source(d->l1[dv]);
+    gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv]};
+    return gm_ms_group_create(&ms, &l1, &d->g[dv], x->err);
 }
 
-static gm_status open_resources(gm_dyn *d, const gm_run_options *o)
+static unsigned n_devices(const gm_exec *x) { return x->n_devices > 1 ? x->n_devices : 1; }
+
+static gm_status open_resources(gm_dyn *d, const gm_run_options *o, gm_place_fault place_fault)
 {
     gm_exec *x = &d->x;
     x->n_streams = o->streams ? o->streams : 1;
-    if (x->n_streams > GM_EXEC_MAX_STREAMS)
-        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams (at most %d)", x->n_streams, GM_EXEC_MAX_STREAMS);
+    x->n_devices = o->devices ? o->devices : 1;
+    if (x->n_devices > 2) return gm_error_set(x->err, GM_ERR_INPUT, "run: %u devices (at most 2)", x->n_devices);
+    if (x->n_streams * x->n_devices > GM_EXEC_MAX_STREAMS)
+        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams on %u devices (at most %d in all)", x->n_streams,
+                            x->n_devices, GM_EXEC_MAX_STREAMS);
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
-    if (st == GM_OK) gm_device_set_memory_limit(x->dev, o->memory_limit);
-    for (unsigned s = 0; s < x->n_streams && st == GM_OK; s++) st = gm_stream_create(x->dev, &x->streams[s], x->err);
-    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) st = gm_event_create(x->dev, &d->end_event[s], x->err);
-    if (st == GM_OK) st = open_allocator(d);
+    if (st != GM_OK) return st;
+    gm_device_set_memory_limit(x->dev, o->memory_limit);
+    if ((st = gm_place_open(x, o, place_fault, 0)) != GM_OK) return st; /* opens device 1 */
+    unsigned total = gm_exec_total_streams(x);
+    for (unsigned s = 0; s < total && st == GM_OK; s++)
+        st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err);
+    for (unsigned s = 0; s < total && st == GM_OK; s++)
+        if (s % x->n_streams) st = gm_event_create(gm_place_device(x, s / x->n_streams), &d->end_event[s], x->err);
+    for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv);
     return st;
 }
 
 /* GE's release order: streams idle, then the allocators give their memory back, then the device
- * closes. What the allocator still held then is the leak report. */
+ * closes. What the allocators still held then is the leak report. */
 static void close_resources(gm_dyn *d)
 {
     gm_exec *x = &d->x;
     gm_error ignore;
-    for (unsigned s = 0; s < x->n_streams; s++)
+    unsigned total = gm_exec_total_streams(x);
+    for (unsigned s = 0; s < total; s++)
         if (x->streams[s]) gm_stream_synchronize(x->streams[s], &ignore);
-    if (d->g) {
-        gm_ms_stats ms;
-        gm_ms_group_stats(d->g, &ms, NULL);
-        x->stats->alloc.live_bytes = ms.allocated;
-        x->stats->alloc.leaked_blocks = gm_ms_group_destroy(d->g);
-    }
-    if (d->l1) gm_caching_destroy(d->l1);
-    if (x->dev) {
-        gm_device_counters c;
-        gm_device_get_counters(x->dev, &c);
-        x->stats->alloc.device_peak_bytes = c.peak_bytes;
+    for (unsigned dv = 0; dv < 2; dv++) {
+        if (d->g[dv]) {
+            gm_ms_stats ms;
+            gm_ms_group_stats(d->g[dv], &ms, NULL);
+            x->stats->alloc.live_bytes += ms.allocated;
+            x->stats->alloc.leaked_blocks += gm_ms_group_destroy(d->g[dv]);
+        }
+        if (d->l1[dv]) gm_caching_destroy(d->l1[dv]);
     }
     gm_exec_free_events(x);
     for (unsigned s = 0; s < GM_EXEC_MAX_STREAMS; s++) gm_event_destroy(d->end_event[s], &ignore);
-    for (unsigned s = 0; s < x->n_streams; s++) gm_stream_destroy(x->streams[s], &ignore);
+    for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
+    if (x->place) gm_place_free_staging(x);
+    for (unsigned dv = 0; dv < n_devices(x) && x->dev && x->place; dv++) {
+        gm_device_counters c;
+        gm_device_get_counters(gm_place_device(x, dv), &c);
+        x->stats->device_peak_bytes += c.peak_bytes;
+    }
+    x->stats->alloc.device_peak_bytes = x->stats->device_peak_bytes;
     gm_device_close(x->dev);
+    gm_place_close(x);
 }
 
 /* ---- one task ------------------------------------------------------------------------------ */
 
+/* Root y's block, from its home device's allocator of task t's stream (the same device). */
 static gm_status allocate(gm_dyn *d, size_t t, int32_t y)
 {
     gm_exec *x = &d->x;
-    uint32_t s = (uint32_t)x->task_stream[t];
-    gm_ms_block *b = gm_ms_l2_malloc(gm_ms_group_allocator(d->g, s), d->bytes[y]);
+    uint32_t s = (uint32_t)x->task_stream[t], n = x->n_streams, base = s / n * n;
+    gm_ms_block *b = gm_ms_l2_malloc(gm_ms_group_allocator(d->g[d->home[y]], s % n), d->unit_bytes[y]);
     if (!b) {
         char name[160];
         return gm_error_set(x->err, GM_ERR_NOMEM, "run: the allocator of stream %u has no %zu bytes for '%s'", s,
-                            d->bytes[y], gm_symbol_name(d->sy, y, name, sizeof name));
+                            d->unit_bytes[y], gm_symbol_name(d->sy, y, name, sizeof name));
     }
-    d->block[y] = b, d->addr[y] = gm_ms_block_addr(b), d->seed[y] = 0;
-    x->stats->alloc.allocated_bytes += d->bytes[y];
+    d->block[y] = b, d->addr[y] = gm_ms_block_addr(b);
+    for (size_t i = d->unit_base[y]; i < d->unit_base[y + 1]; i++) d->seed[d->unit_members[i]] = 0;
+    x->stats->alloc.allocated_bytes += d->unit_bytes[y];
     /* every other user's reference now, before this stream's own free could recycle it */
-    for (uint32_t o = 0; o < x->n_streams; o++) {
+    for (uint32_t o = base; o < base + n; o++) {
         if (o == s || !(d->touch[y] >> o & 1)) continue;
-        gm_status st = gm_ms_access_mem_cross_stream(b, s, o, x->err);
+        gm_status st = gm_ms_access_mem_cross_stream(b, s % n, o % n, x->err);
         if (st != GM_OK) return st;
         x->stats->alloc.cross_stream_accesses++;
     }
@@ -136,22 +169,27 @@ static uint64_t span_of(const gm_dyn *d, int32_t y, int64_t declared)
     return declared > 0 && (size_t)declared < d->bytes[y] ? (uint64_t)declared : d->bytes[y];
 }
 
+/* The check of input i, through the placement copies when it is read elsewhere. */
 static gm_status check_read(gm_dyn *d, size_t t, uint32_t i)
 {
-    gm_exec *x = &d->x;
-    const gm_node *n = x->task_node[t];
+    const gm_node *n = d->x.task_node[t];
     int32_t y = d->uses[d->use_base[t] + i];
     if (y < 0 || !d->seed[y]) return GM_OK; /* no buffer, or nothing written yet */
     uint64_t bytes = span_of(d, y, gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc));
     if (bytes > d->seed_bytes[y]) bytes = d->seed_bytes[y]; /* a smaller writer wrote a prefix */
-    if (x->n_checks == x->cap_checks) return gm_error_set(x->err, GM_ERR_INTERNAL, "run: check capacity");
-    size_t c = x->n_checks++;
-    x->checks[c] = (gm_exec_check){n, y, bytes};
-    x->mismatches[c] = 0;
-    x->stats->reads_checked++;
-    x->stats->bytes_checked += bytes;
-    return gm_verify_pattern_async(x->streams[x->task_stream[t]], d->addr[y], bytes, d->seed[y], &x->mismatches[c],
-                                   x->err);
+    int32_t r = d->root[y];
+    return gm_place_read(&d->x, t, y, d->host_mem[r], (unsigned)d->home[r], gm_dyn_addr(d, y), bytes, d->seed[y]);
+}
+
+/* A write of y makes the pattern of every other symbol sharing those bytes (a no-padding whole
+ * and its members) unknown. */
+static void forget_overlaps(gm_dyn *d, int32_t y, uint64_t bytes)
+{
+    int32_t r = d->root[y];
+    for (size_t i = d->unit_base[r]; i < d->unit_base[r + 1]; i++) {
+        int32_t z = d->unit_members[i];
+        if (z != y && d->off[z] < d->off[y] + bytes && d->off[y] < d->off[z] + d->bytes[z]) d->seed[z] = 0;
+    }
 }
 
 static gm_status write_sym(gm_dyn *d, size_t t, int32_t y, int64_t declared, uint64_t salt)
@@ -160,8 +198,9 @@ static gm_status write_sym(gm_dyn *d, size_t t, int32_t y, int64_t declared, uin
     if (y < 0) return GM_OK;
     uint64_t bytes = span_of(d, y, declared);
     uint64_t seed = gm_exec_mix(((uint64_t)x->iteration << 40) ^ ((uint64_t)t << 8) ^ salt);
+    forget_overlaps(d, y, bytes);
     d->seed[y] = seed, d->seed_bytes[y] = bytes;
-    return gm_fill_pattern_async(x->streams[x->task_stream[t]], d->addr[y], bytes, seed, x->err);
+    return gm_place_fill(x, t, d->host_mem[d->root[y]], gm_dyn_addr(d, y), bytes, seed);
 }
 
 /* The checks and fills of the static executor's run_enter, on the dynamic buffers. */
@@ -172,8 +211,10 @@ static gm_status run_enter(gm_dyn *d, size_t t)
     const int32_t *u = d->uses + d->use_base[t];
     gm_status st = GM_OK;
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
+    gm_dyn_check_groups(d, t);
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
         if (n->in[i].src) st = check_read(d, t, i);
+    if (st == GM_OK) st = gm_place_after_reads(x, t);
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE)) /* collectives that write their inputs in place */
         for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
             if (n->in[i].src)
@@ -192,11 +233,9 @@ static gm_status launch(gm_dyn *d, size_t t)
     gm_status st = GM_OK;
     for (size_t i = d->alloc_base[t]; i < d->alloc_base[t + 1] && st == GM_OK; i++) st = allocate(d, t, d->allocs[i]);
     if (st == GM_OK) st = run_enter(d, t);
-    uint32_t s = (uint32_t)d->x.task_stream[t];
-    for (size_t i = d->free_base[t]; i < d->free_base[t + 1] && st == GM_OK; i++) {
-        int32_t y = d->frees[i];
-        gm_ms_block_free(d->block[y], s);
-    }
+    uint32_t s = (uint32_t)d->x.task_stream[t] % d->x.n_streams; /* the group's stream number */
+    for (size_t i = d->free_base[t]; i < d->free_base[t + 1] && st == GM_OK; i++)
+        gm_ms_block_free(d->block[d->frees[i]], s);
     return st;
 }
 
@@ -207,9 +246,11 @@ static gm_status send(gm_dyn *d, size_t t)
 {
     gm_exec *x = &d->x;
     gm_status st = GM_OK;
+    gm_ms_group *g = d->g[gm_exec_task_device(x, t)];
     for (size_t p = d->pay_base[t]; p < d->pay_base[t + 1] && st == GM_OK; p++)
-        st = gm_ms_send_event(d->g, &d->pay[p], x->err);
+        st = gm_ms_send_event(g, &d->pay[p], x->err);
     if (st == GM_OK) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
+    x->stats->events_recorded++;
     return st;
 }
 
@@ -219,24 +260,26 @@ static gm_status send(gm_dyn *d, size_t t)
 static void apply(gm_dyn *d, uint32_t src, uint32_t dst, int64_t upto_seq)
 {
     gm_exec *x = &d->x;
-    size_t pair = (size_t)src * x->n_streams + dst;
+    size_t pair = (size_t)src * gm_exec_total_streams(x) + dst;
     size_t *cur = &d->pair_cursor[pair];
+    gm_ms_group *g = d->g[dst / x->n_streams];
     for (; d->pair_base[pair] + *cur < d->pair_base[pair + 1]; (*cur)++) {
         int32_t t = d->pair_task[d->pair_base[pair] + *cur];
         if (x->task_seq[t] > upto_seq) break;
         uint64_t below = d->dst_mask[t] & ((1ull << dst) - 1);
-        gm_ms_wait_event(d->g, &d->pay[d->pay_base[t] + (size_t)__builtin_popcountll(below)]);
+        gm_ms_wait_event(g, &d->pay[d->pay_base[t] + (size_t)__builtin_popcountll(below)]);
     }
 }
 
+/* The static executor's wait (a device wait, or a host node's SyncStream); once stream s is
+ * ordered after the producer, the producer's payloads for s apply. */
 static gm_status wait_dep(gm_exec *x, size_t t, size_t dep)
 {
     int32_t s = x->task_stream[t], src = x->task_stream[dep];
     if (s == src || x->task_seq[dep] <= x->waited[s][src]) return GM_OK;
-    x->waited[s][src] = x->task_seq[dep];
-    x->stats->events++;
-    gm_status st = gm_stream_wait_event(x->streams[s], x->task_event[dep], x->err);
-    if (st == GM_OK) apply((gm_dyn *)x, (uint32_t)src, (uint32_t)s, x->task_seq[dep]);
+    gm_status st = gm_place_wait_dep(x, t, dep);
+    if (st == GM_OK && x->task_seq[dep] <= x->waited[s][src])
+        apply((gm_dyn *)x, (uint32_t)src, (uint32_t)s, x->task_seq[dep]);
     return st;
 }
 
@@ -245,13 +288,15 @@ static gm_status first_sync(gm_dyn *d)
 {
     gm_exec *x = &d->x;
     gm_status st = GM_OK;
-    if (x->n_streams < 2) return GM_OK;
+    unsigned total = gm_exec_total_streams(x);
+    if (total < 2) return GM_OK;
     if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
-    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) st = gm_ms_send_event(d->g, &d->start_pay[s], x->err);
+    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) st = gm_ms_send_event(d->g[0], &d->start_pay[s], x->err);
     if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
-    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+    x->stats->events_recorded++;
+    for (unsigned s = 1; s < total && st == GM_OK; s++) {
         st = gm_stream_wait_event(x->streams[s], x->start_event, x->err);
-        if (st == GM_OK) gm_ms_wait_event(d->g, &d->start_pay[s]);
+        if (st == GM_OK && s < x->n_streams) gm_ms_wait_event(d->g[0], &d->start_pay[s]);
     }
     return st;
 }
@@ -263,18 +308,25 @@ static gm_status last_sync(gm_dyn *d)
 {
     gm_exec *x = &d->x;
     gm_status st = GM_OK;
-    for (unsigned s = 1; s < x->n_streams && st == GM_OK; s++) {
+    unsigned total = gm_exec_total_streams(x);
+    for (unsigned s = 0; s < total && st == GM_OK; s++) { /* each device's streams join its first */
+        if (!(s % x->n_streams)) continue;
         st = gm_event_record(d->end_event[s], x->streams[s], x->err);
-        if (st == GM_OK) st = gm_stream_wait_event(x->streams[0], d->end_event[s], x->err);
+        gm_stream *first = x->streams[s / x->n_streams * x->n_streams];
+        if (st == GM_OK) st = gm_stream_wait_event(first, d->end_event[s], x->err);
     }
     if (st != GM_OK) return st;
-    for (uint32_t src = 0; src < x->n_streams; src++)
-        for (uint32_t dst = 0; dst < x->n_streams; dst++) apply(d, src, dst, INT64_MAX);
-    gm_ms_stats ms;
-    size_t reserved = 0;
-    gm_ms_group_stats(d->g, &ms, &reserved);
-    if (reserved > x->stats->alloc.reserved_bytes) x->stats->alloc.reserved_bytes = reserved;
-    gm_ms_last_wait_events(d->g);
+    for (uint32_t src = 0; src < total; src++)
+        for (uint32_t dst = 0; dst < total; dst++) apply(d, src, dst, INT64_MAX);
+    size_t reserved_all = 0;
+    for (unsigned dv = 0; dv < n_devices(x); dv++) {
+        gm_ms_stats ms;
+        size_t reserved = 0;
+        gm_ms_group_stats(d->g[dv], &ms, &reserved);
+        reserved_all += reserved;
+        gm_ms_last_wait_events(d->g[dv]);
+    }
+    if (reserved_all > x->stats->alloc.reserved_bytes) x->stats->alloc.reserved_bytes = reserved_all;
     return GM_OK;
 }
 
@@ -286,50 +338,46 @@ static gm_status iterate(gm_dyn *d)
     x->n_checks = 0;
     for (unsigned a = 0; a < GM_EXEC_MAX_STREAMS; a++)
         for (unsigned b = 0; b < GM_EXEC_MAX_STREAMS; b++) x->waited[a][b] = -1;
-    memset(d->pair_cursor, 0, x->n_streams * x->n_streams * sizeof *d->pair_cursor);
+    unsigned total = gm_exec_total_streams(x);
+    memset(d->pair_cursor, 0, (size_t)total * total * sizeof *d->pair_cursor);
+    gm_place_begin_iteration(x);
     gm_status st = GM_OK;
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
         if (!x->task_exit[t] && gm_exec_at_start(x->task_node[t])) st = launch(d, t);
     if (st == GM_OK) st = first_sync(d);
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
         st = gm_exec_for_each_dep(x, t, wait_dep);
+        for (size_t j = d->join_base[t]; j < d->join_base[t + 1] && st == GM_OK; j++)
+            st = wait_dep(x, t, (size_t)d->join_task[j]);
         if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = launch(d, t);
         if (st == GM_OK && x->task_event[t]) st = send(d, t);
+        if (st == GM_OK) st = gm_dyn_late_frees(d, t);
     }
     if (st == GM_OK) st = last_sync(d);
-    for (unsigned s = 0; s < x->n_streams && st == GM_OK; s++) st = gm_stream_synchronize(x->streams[s], x->err);
+    for (unsigned s = 0; s < total && st == GM_OK; s++) st = gm_stream_synchronize(x->streams[s], x->err);
     return st;
 }
 
-static void collect(gm_dyn *d)
+static const char *dyn_sym_name(const gm_exec *x, int32_t sym, char *buf, size_t cap)
 {
-    gm_exec *x = &d->x;
-    for (size_t c = 0; c < x->n_checks; c++) {
-        if (!x->mismatches[c]) continue;
-        gm_run_stats *s = x->stats;
-        if (!s->corrupted_reads) {
-            char name[160];
-            snprintf(s->first_corruption, sizeof s->first_corruption,
-                     "node '%s' read '%s' (iteration %u): %llu of %llu bytes differ", gm_node_name(x->checks[c].node),
-                     gm_symbol_name(d->sy, x->checks[c].sym, name, sizeof name), x->iteration,
-                     (unsigned long long)x->mismatches[c], (unsigned long long)x->checks[c].bytes);
-        }
-        s->corrupted_reads++;
-        s->corrupted_bytes += x->mismatches[c];
-    }
+    return gm_symbol_name(((const gm_dyn *)x)->sy, sym, buf, cap);
 }
 
+/* The groups' counters, both devices summed. */
 static void copy_alloc_stats(gm_dyn *d)
 {
-    gm_ms_stats ms;
-    gm_ms_group_stats(d->g, &ms, NULL);
     gm_run_alloc_stats *a = &d->x.stats->alloc;
-    a->mallocs = ms.mallocs, a->peak_bytes = ms.peak_allocated, a->borrow_hits = ms.borrow_hits;
-    a->birth_recycles = ms.birth_recycles, a->borrow_recycles = ms.borrow_recycles;
-    a->local_recycles = ms.local_recycles;
-    a->events_sent = ms.events_sent, a->events_waited = ms.events_waited;
-    a->messages_sent = ms.messages_sent, a->stale_messages = ms.stale_messages;
-    a->returned_home = ms.returned_home, a->sync_violations = ms.sync_violations;
+    for (unsigned dv = 0; dv < 2; dv++) {
+        if (!d->g[dv]) continue;
+        gm_ms_stats ms;
+        gm_ms_group_stats(d->g[dv], &ms, NULL);
+        a->mallocs += ms.mallocs, a->peak_bytes += ms.peak_allocated, a->borrow_hits += ms.borrow_hits;
+        a->birth_recycles += ms.birth_recycles, a->borrow_recycles += ms.borrow_recycles;
+        a->local_recycles += ms.local_recycles;
+        a->events_sent += ms.events_sent, a->events_waited += ms.events_waited;
+        a->messages_sent += ms.messages_sent, a->stale_messages += ms.stale_messages;
+        a->returned_home += ms.returned_home, a->sync_violations += ms.sync_violations;
+    }
 }
 
 /* Every read of an iteration gets a mismatch counter the streams write into. */
@@ -347,6 +395,12 @@ static gm_status alloc_checks(gm_exec *x)
 gm_status gm_run_dynamic_fault(const gm_model *m, const gm_run_options *o, gm_run_fault fault, gm_run_stats *stats,
                                gm_error *err)
 {
+    return gm_run_dynamic_faults(m, o, fault, GM_PLACE_FAULT_NONE, stats, err);
+}
+
+gm_status gm_run_dynamic_faults(const gm_model *m, const gm_run_options *o, gm_run_fault fault,
+                                gm_place_fault place_fault, gm_run_stats *stats, gm_error *err)
+{
     gm_error local;
     if (!err) err = &local;
     gm_error_clear(err);
@@ -357,17 +411,18 @@ gm_status gm_run_dynamic_fault(const gm_model *m, const gm_run_options *o, gm_ru
     if (!d) return gm_error_set(err, GM_ERR_NOMEM, "run: out of memory");
     gm_exec *x = &d->x;
     x->m = m, x->err = err, x->stats = stats;
+    x->sym_name = dyn_sym_name;
     d->fault = fault;
-    gm_status st = open_resources(d, o);
+    gm_status st = open_resources(d, o, place_fault);
     if (st == GM_OK) st = gm_exec_init_constants(x); /* the static executor's tasks and events */
     if (st == GM_OK) st = alloc_checks(x);
     if (st == GM_OK) st = gm_dyn_index(d);
     for (unsigned k = 0; st == GM_OK && k < o->iterations; k++) {
         x->iteration = k;
         st = iterate(d);
-        if (st == GM_OK) collect(d);
+        if (st == GM_OK) gm_exec_collect(x);
     }
-    if (d->g) copy_alloc_stats(d);
+    copy_alloc_stats(d);
     close_resources(d);
     gm_dyn_free_index(d);
     gm_exec_free_index(x);

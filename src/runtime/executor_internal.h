@@ -52,8 +52,10 @@ typedef struct gm_exec {
     gm_stream *streams[GM_EXEC_MAX_STREAMS]; /* device d's stream s at d * n_streams + s */
     unsigned n_streams;       /* per device */
     unsigned n_devices;       /* 0 or 1: one device; 2 (static mode): placement device 1 too */
-    struct gm_place *place;   /* placement copies (executor_placement.c); NULL in dynamic mode */
+    struct gm_place *place;   /* placement copies (executor_placement.c), both modes */
     void *region[GM_PLAN_R_COUNT][GM_MEM_COUNT];
+    /* a symbol's name for reports: the plan's id, or the symbol table's name */
+    const char *(*sym_name)(const struct gm_exec *x, int32_t sym, char *buf, size_t cap);
 } gm_exec;
 
 gm_status gm_exec_index(gm_exec *x);
@@ -66,6 +68,11 @@ gm_status gm_exec_init_constants(gm_exec *x);
 gm_status gm_exec_launch_iteration(gm_exec *x);
 /* After the streams are synchronized: the iteration's mismatches into the statistics. */
 void gm_exec_collect(gm_exec *x);
+/* The device task t runs on (its stream's). */
+static inline unsigned gm_exec_task_device(const gm_exec *x, size_t t)
+{
+    return (unsigned)x->task_stream[t] / x->n_streams;
+}
 
 /* Streams of all devices (n_streams * n_devices). */
 unsigned gm_exec_total_streams(const gm_exec *x);
@@ -93,7 +100,25 @@ typedef enum gm_run_fault {
     /* Free every tensor on its producer's stream right after the producer's task, with no
      * cross-stream references: the next allocation reuses memory readers still need. */
     GM_RUN_FAULT_EARLY_FREE,
+    /* Lay out continuous groups with a gap of one alignment unit before every member but the
+     * first: the run-time contiguity check must report every group. */
+    GM_RUN_FAULT_GAPPED_GROUPS,
 } gm_run_fault;
+
+/* A continuous group as the dynamic executor checks it (executor_dyn_layout.c). */
+typedef struct gm_dyn_group {
+    const struct gm_node *node; /* the node with the attribute */
+    bool out;                   /* its outputs (else its inputs) */
+    bool nopad;                 /* members at their real sizes, member 0 at the whole's start */
+} gm_dyn_group;
+
+/* A block given back late (executor_dyn_place.c): symbol y's birth stream waits for the last
+ * read of y on each stream of the other device, then frees its reference. */
+typedef struct gm_dyn_late_free {
+    int32_t y;
+    uint32_t stream;          /* global stream index */
+    size_t wait_first, wait_n; /* tasks in gm_dyn.late_wait */
+} gm_dyn_late_free;
 
 /* A dynamic run: the static executor's tasks, streams and events (x, first, so that the
  * callbacks of gm_exec_for_each_dep can get back here), GE's symbol table instead of a plan,
@@ -106,8 +131,16 @@ typedef struct gm_dyn {
     struct gm_symbols *sy;
     size_t n_sym;          /* symbol ids lie below it */
     /* per symbol */
-    size_t *bytes;         /* allocation size */
-    uint64_t *touch;       /* streams that use it in an iteration (bit per stream) */
+    size_t *bytes;         /* the tensor's size (largest declared, or assumed) */
+    int32_t *root;         /* the symbol whose block holds it: itself, or its group's first */
+    uint64_t *off;         /* where in its root's block */
+    size_t *unit_bytes;    /* per root: the block's size */
+    size_t *unit_base;     /* CSR per root: the symbols it holds (itself included) */
+    int32_t *unit_members;
+    bool *host_mem;        /* per root: host memory (a buffer for the run), not a device's */
+    int8_t *home;          /* per root: the device whose allocator gives its block */
+    void **host_buf;       /* per root with host memory */
+    uint64_t *touch;       /* per root: streams of its home device that use it (bit per stream) */
     struct gm_ms_block **block;
     void **addr;
     uint64_t *seed;        /* last writer's pattern this iteration, 0 unknown */
@@ -127,14 +160,45 @@ typedef struct gm_dyn {
     int32_t *pair_task;
     struct gm_ms_event_payload *start_pay; /* stream 0 -> s at the start event */
     gm_event *end_event[GM_EXEC_MAX_STREAMS];
-    /* the allocator */
-    struct gm_caching_allocator *l1;
-    struct gm_ms_group *g;
+    /* continuous groups: per task (CSR) the groups its node checks before it runs */
+    size_t *group_base;
+    gm_dyn_group *groups;
+    /* joins, per task (CSR): allocating tasks of the blocks of several symbols that the task is
+     * its stream's first to use; it waits for them (another stream allocated the block) */
+    size_t *join_base;
+    int32_t *join_task;
+    /* late frees, per task (CSR): after the task's event record */
+    size_t *late_base;
+    gm_dyn_late_free *late;
+    int32_t *late_wait;
+    /* the allocator: a stack per device */
+    struct gm_caching_allocator *l1[2];
+    struct gm_ms_group *g[2];
+    struct gm_dyn_sync {
+        struct gm_dyn *d;
+        unsigned dev;
+    } sync_ctx[2];
 } gm_dyn;
 
 /* Builds everything above from d->x's tasks (gm_exec_init_constants ran) and the symbols. */
 gm_status gm_dyn_index(gm_dyn *d);
 void gm_dyn_free_index(gm_dyn *d);
+
+/* executor_dyn_layout.c: after the symbols and sizes are known, before the lifetimes: the
+ * groups' roots and offsets, the blocks' sizes, and the groups each task checks. */
+gm_status gm_dyn_layout(gm_dyn *d);
+/* Does each group of task t find its members adjacent? Counts and reports violations. */
+void gm_dyn_check_groups(gm_dyn *d, size_t t);
+/* Symbol y's address this iteration (its root's block at its offset), NULL before allocation. */
+void *gm_dyn_addr(const gm_dyn *d, int32_t y);
+
+/* executor_dyn_place.c: after the lifetimes: host tensors' buffers, the checks that no node
+ * writes another device's tensor, and the late frees of tensors read on the other device. */
+gm_status gm_dyn_place_index(gm_dyn *d, const int32_t *first, const int32_t *last, const bool *remote,
+                             const int32_t *rank);
+/* Task t's late frees, after its event record. */
+gm_status gm_dyn_late_frees(gm_dyn *d, size_t t);
+void gm_dyn_place_free(gm_dyn *d);
 
 /* gm_run_dynamic with a deliberate fault, so that tests can see the checks catch it. */
 gm_status gm_run_dynamic_fault(const gm_model *m, const gm_run_options *o, gm_run_fault fault, gm_run_stats *stats,

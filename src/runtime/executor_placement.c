@@ -1,12 +1,14 @@
 /*
- * executor_placement.c — where the static executor's tensors live and its tasks run, and the
- * copies between places (see "Placement" in graphmem/executor.h).
+ * executor_placement.c — where the executors' tensors live and their tasks run, and the copies
+ * between places (see "Placement" in graphmem/executor.h). The copies work on addresses
+ * (gm_place_read, gm_place_fill), shared by both modes; the static mode's places follow.
  *
- * Places. Host tensors (memory type host) live in the plan's host regions, allocated with
- * malloc; they are written and checked by host functions in stream order, never by device
- * kernels. Device regions exist once per device; a device tensor lives on the device of its
- * last writer (per symbol, as the host walks the tasks). A node runs on the host when its
- * attribute "_placement" is "host", else on its device ("_device", with two devices).
+ * Places. Host tensors (memory type host) live in host memory (static: the plan's host
+ * regions, allocated with malloc); they are written and checked by host functions in stream
+ * order, never by device kernels. Static device regions exist once per device; a device tensor
+ * lives on the device of its last writer (per symbol, as the host walks the tasks). A node runs
+ * on the host when its attribute "_placement" is "host", else on its device ("_device", with
+ * two devices).
  *
  * Copies. A read whose tensor is elsewhere copies it into a staging buffer first, on the
  * reader's stream, and the pattern check reads the staging copy: a copy made too early, or
@@ -97,9 +99,9 @@ unsigned gm_place_node_device(const gm_exec *x, const gm_node *n)
 
 gm_device *gm_place_device(const gm_exec *x, unsigned d) { return d ? x->place->dev1 : x->dev; }
 
-static unsigned task_device(const gm_exec *x, size_t t) { return (unsigned)x->task_stream[t] / x->n_streams; }
+static unsigned task_device(const gm_exec *x, size_t t) { return gm_exec_task_device(x, t); }
 
-gm_status gm_place_open(gm_exec *x, const gm_run_options *o, gm_place_fault fault)
+gm_status gm_place_open(gm_exec *x, const gm_run_options *o, gm_place_fault fault, size_t n_symbols)
 {
     gm_place *pl = gm_calloc(1, sizeof *pl);
     if (!pl) return GM_ERR_NOMEM;
@@ -111,7 +113,7 @@ gm_status gm_place_open(gm_exec *x, const gm_run_options *o, gm_place_fault faul
         return GM_ERR_NOMEM;
     }
     pl->sync_init = true;
-    if (!(pl->loc = gm_calloc(x->p->n_symbols ? x->p->n_symbols : 1, sizeof *pl->loc))) return GM_ERR_NOMEM;
+    if (!(pl->loc = gm_calloc(n_symbols ? n_symbols : 1, sizeof *pl->loc))) return GM_ERR_NOMEM;
     pl->pool[0].dev = x->dev;
     if (x->n_devices == 2) {
         gm_status st = gm_device_open(o->backend, o->device_id + 1, &pl->dev1, x->err);
@@ -153,6 +155,7 @@ gm_status gm_place_alloc_regions(gm_exec *x)
             if (mt == GM_MEM_HOST) {
                 if (!(x->region[r][mt] = malloc((size_t)bytes)))
                     return gm_error_set(x->err, GM_ERR_NOMEM, "run: out of host memory");
+                x->stats->region_bytes[r][mt] = (uint64_t)bytes;
                 continue;
             }
             for (unsigned d = 0; d < (x->n_devices == 2 ? 2u : 1u); d++) {
@@ -161,6 +164,7 @@ gm_status gm_place_alloc_regions(gm_exec *x)
                 if (st != GM_OK) return st;
                 x->stats->device_bytes += (uint64_t)bytes;
             }
+            x->stats->region_bytes[r][mt] = (uint64_t)bytes;
         }
     return GM_OK;
 }
@@ -176,6 +180,11 @@ static void pool_free(gm_stage_pool *p)
     p->used = 0;
 }
 
+void gm_place_free_staging(gm_exec *x)
+{
+    for (int i = 0; i < 3; i++) pool_free(&x->place->pool[i]);
+}
+
 void gm_place_free_regions(gm_exec *x)
 {
     gm_error ignore;
@@ -188,7 +197,7 @@ void gm_place_free_regions(gm_exec *x)
             if (pl->region1[r][mt]) gm_device_free(pl->dev1, pl->region1[r][mt], &ignore);
             pl->region1[r][mt] = NULL;
         }
-    for (int i = 0; i < 3; i++) pool_free(&pl->pool[i]);
+    gm_place_free_staging(x);
 }
 
 static gm_status stage_alloc(gm_exec *x, gm_stage_pool *p, size_t bytes, void **out)
@@ -381,53 +390,65 @@ static void count_copy(gm_exec *x, gm_copy_kind k, int64_t bytes)
     x->stats->copy_bytes += (uint64_t)bytes;
 }
 
-gm_status gm_place_check_read(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t seed)
+gm_status gm_place_read(gm_exec *x, size_t t, int32_t sym, bool host_mem, unsigned src_dev, void *src, size_t bytes,
+                        uint64_t seed)
 {
     gm_place *pl = x->place;
     const gm_node *n = x->task_node[t];
-    const gm_plan_symbol *y = &x->p->symbols[sl->sym];
     gm_stream *s = x->streams[x->task_stream[t]];
     unsigned td = task_device(x, t);
-    size_t size = (size_t)bytes;
     bool host = pl->host_task[t];
-    uint64_t *mm = gm_exec_add_check(x, n, sl->sym, (uint64_t)bytes);
+    uint64_t *mm = gm_exec_add_check(x, n, sym, (uint64_t)bytes);
     if (!mm) return GM_ERR_INTERNAL;
     void *stage = NULL;
     gm_status st;
-    if (y->mem_type == GM_MEM_HOST) {
-        void *src = addr_on(x, sl, 0);
-        if (host) return launch_host_op(x, s, src, size, seed, mm);
-        if ((st = stage_alloc(x, &pl->pool[td], size, &stage)) != GM_OK) return st;
-        if ((st = gm_memcpy_async(s, stage, src, size, GM_COPY_H2D, x->err)) != GM_OK) return st;
-        count_copy(x, GM_COPY_H2D, bytes);
-        return gm_verify_pattern_async(s, stage, size, seed, mm, x->err);
+    if (host_mem) {
+        if (host) return launch_host_op(x, s, src, bytes, seed, mm);
+        if ((st = stage_alloc(x, &pl->pool[td], bytes, &stage)) != GM_OK) return st;
+        if ((st = gm_memcpy_async(s, stage, src, bytes, GM_COPY_H2D, x->err)) != GM_OK) return st;
+        count_copy(x, GM_COPY_H2D, (int64_t)bytes);
+        return gm_verify_pattern_async(s, stage, bytes, seed, mm, x->err);
     }
-    unsigned sd = (unsigned)pl->loc[sl->sym];
-    void *src = addr_on(x, sl, sd);
     if (host) {
-        if (sd != td)
+        if (src_dev != td) {
+            char name[160];
             return gm_error_set(x->err, GM_ERR_INPUT,
                                 "run: host node '%s' reads '%s' on device %u; give it \"_device\": %u",
-                                gm_node_name(n), y->id, sd, sd);
-        if ((st = stage_alloc(x, &pl->pool[2], size, &stage)) != GM_OK) return st;
-        if ((st = gm_memcpy_async(s, stage, src, size, GM_COPY_D2H, x->err)) != GM_OK) return st;
-        count_copy(x, GM_COPY_D2H, bytes);
-        return launch_host_op(x, s, stage, size, seed, mm);
+                                gm_node_name(n), x->sym_name(x, sym, name, sizeof name), src_dev, src_dev);
+        }
+        if ((st = stage_alloc(x, &pl->pool[2], bytes, &stage)) != GM_OK) return st;
+        if ((st = gm_memcpy_async(s, stage, src, bytes, GM_COPY_D2H, x->err)) != GM_OK) return st;
+        count_copy(x, GM_COPY_D2H, (int64_t)bytes);
+        return launch_host_op(x, s, stage, bytes, seed, mm);
     }
-    if (sd == td) return gm_verify_pattern_async(s, src, size, seed, mm, x->err);
-    if ((st = stage_alloc(x, &pl->pool[td], size, &stage)) != GM_OK) return st;
-    st = gm_memcpy_peer_async(s, gm_place_device(x, td), stage, gm_place_device(x, sd), src, size, x->err);
+    if (src_dev == td) return gm_verify_pattern_async(s, src, bytes, seed, mm, x->err);
+    if ((st = stage_alloc(x, &pl->pool[td], bytes, &stage)) != GM_OK) return st;
+    st = gm_memcpy_peer_async(s, gm_place_device(x, td), stage, gm_place_device(x, src_dev), src, bytes, x->err);
     if (st != GM_OK) return st;
-    count_copy(x, GM_COPY_P2P, bytes);
-    return gm_verify_pattern_async(s, stage, size, seed, mm, x->err);
+    count_copy(x, GM_COPY_P2P, (int64_t)bytes);
+    return gm_verify_pattern_async(s, stage, bytes, seed, mm, x->err);
+}
+
+gm_status gm_place_fill(gm_exec *x, size_t t, bool host_mem, void *dst, size_t bytes, uint64_t seed)
+{
+    gm_stream *s = x->streams[x->task_stream[t]];
+    if (host_mem) return launch_host_op(x, s, dst, bytes, seed, NULL);
+    return gm_fill_pattern_async(s, dst, bytes, seed, x->err);
+}
+
+/* ---- static mode: the plan's places ---------------------------------------------------------- */
+
+gm_status gm_place_check_read(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t seed)
+{
+    bool host_mem = x->p->symbols[sl->sym].mem_type == GM_MEM_HOST;
+    unsigned sd = host_mem ? 0 : (unsigned)x->place->loc[sl->sym];
+    return gm_place_read(x, t, sl->sym, host_mem, sd, addr_on(x, sl, sd), (size_t)bytes, seed);
 }
 
 gm_status gm_place_write(gm_exec *x, size_t t, const gm_exec_slot *sl, int64_t bytes, uint64_t seed)
 {
-    gm_stream *s = x->streams[x->task_stream[t]];
     unsigned td = task_device(x, t);
-    if (x->p->symbols[sl->sym].mem_type == GM_MEM_HOST)
-        return launch_host_op(x, s, addr_on(x, sl, 0), (size_t)bytes, seed, NULL);
-    x->place->loc[sl->sym] = (int8_t)td;
-    return gm_fill_pattern_async(s, addr_on(x, sl, td), (size_t)bytes, seed, x->err);
+    bool host_mem = x->p->symbols[sl->sym].mem_type == GM_MEM_HOST;
+    if (!host_mem) x->place->loc[sl->sym] = (int8_t)td;
+    return gm_place_fill(x, t, host_mem, addr_on(x, sl, host_mem ? 0 : td), (size_t)bytes, seed);
 }

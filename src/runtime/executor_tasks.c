@@ -350,6 +350,7 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     if (st == GM_OK && total > 1) {
         if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
         if (st == GM_OK) st = gm_event_record(x->start_event, x->streams[0], x->err);
+        x->stats->events_recorded++;
         for (unsigned s = 1; s < total && st == GM_OK; s++) {
             st = gm_stream_wait_event(x->streams[s], x->start_event, x->err);
         }
@@ -357,7 +358,10 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
         st = gm_exec_for_each_dep(x, t, x->place ? gm_place_wait_dep : gm_exec_wait_dep);
         if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
-        if (st == GM_OK && x->task_event[t]) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
+        if (st == GM_OK && x->task_event[t]) {
+            st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
+            x->stats->events_recorded++;
+        }
     }
     return st;
 }
@@ -367,11 +371,13 @@ void gm_exec_collect(gm_exec *x)
     for (size_t c = 0; c < x->n_checks; c++) {
         if (!x->mismatches[c]) continue;
         gm_run_stats *s = x->stats;
-        if (!s->corrupted_reads)
+        if (!s->corrupted_reads) {
+            char name[160];
             snprintf(s->first_corruption, sizeof s->first_corruption,
                      "node '%s' read '%s' (iteration %u): %llu of %llu bytes differ", gm_node_name(x->checks[c].node),
-                     x->p->symbols[x->checks[c].sym].id, x->iteration, (unsigned long long)x->mismatches[c],
-                     (unsigned long long)x->checks[c].bytes);
+                     x->sym_name(x, x->checks[c].sym, name, sizeof name), x->iteration,
+                     (unsigned long long)x->mismatches[c], (unsigned long long)x->checks[c].bytes);
+        }
         s->corrupted_reads++;
         s->corrupted_bytes += x->mismatches[c];
     }
