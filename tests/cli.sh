@@ -245,6 +245,29 @@ for mode in --dynamic --plan; do
   has "$TMP/out" '"copies_d2h":	1' "placement $mode D2H"
   has "$TMP/out" '"copies_p2p":	2' "placement $mode P2P"
 done
+# Summaries as JSON from every command; progress on stderr only on a terminal; --strategy all;
+# the README's picture is what graphmem draws today.
+expect 0 "info --json" "$GM" info --json "$EX" && has "$TMP/out" '"model":	"train_step"' "info json model" \
+  && has "$TMP/out" '"op_types":' "info json op types"
+expect 0 "convert --json" "$GM" convert --json "$EX" "$TMP/conv.onnx" && has "$TMP/out" '"format":	"onnx"' "convert json"
+expect 0 "plan -o for verify --json" "$GM" plan -o "$TMP/v.plan.json" --dump-graph "$TMP/v.graph.json" -q
+expect 0 "verify --json ok" "$GM" verify --json "$TMP/v.graph.json" "$TMP/v.plan.json" && has "$TMP/out" '"ok":	true' "verify json ok"
+expect 1 "verify --json wrong" "$GM" verify --json "$SRC/tests/data/plans/relu.json" "$SRC/tests/data/plans/relu_overlap.plan.json" \
+  && has "$TMP/out" '"kind":	"overlap"' "verify json names the problem"
+expect 0 "dsa --json" "$GM" plan --dsa "$SRC/tests/data/dsa_small.csv" --json && has "$TMP/out" '"optimal":	true' "dsa json"
+expect 0 "plan --strategy all" "$GM" plan --strategy all && has "$TMP/out" "of 8 side by side" "all strategies ran"
+expect 0 "plan, stderr not a terminal" env GM_PROGRESS_AFTER=0 "$GM" plan "$SRC/tests/data/models/resnet50.onnx"
+if grep -q "graphmem: " "$TMP/err"; then echo "FAIL: progress written to a file"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
+if command -v script >/dev/null; then
+  GM_PROGRESS_AFTER=0 script -qec "'$GM' plan '$SRC/tests/data/models/resnet50.onnx' --threads 1" /dev/null >"$TMP/tty" 2>&1
+  has "$TMP/tty" "graphmem: " "progress on a terminal"
+  has "$TMP/tty" "feature-map bytes" "the summary after the progress line"
+fi
+expect 0 "plan --svg (README picture)" "$GM" plan --svg "$TMP/readme.svg" -q
+if cmp -s "$TMP/readme.svg" "$SRC/docs/example.svg"; then passes=$((passes + 1)); else
+  echo "FAIL: docs/example.svg is not what graphmem draws now: build/graphmem plan --svg docs/example.svg"
+  fails=$((fails + 1))
+fi
 
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

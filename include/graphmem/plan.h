@@ -119,6 +119,10 @@ typedef struct gm_plan_options {
                                    (GE's OP_NO_REUSE_MEM environment variable); NULL: none.
                                    Nodes with no_reuse_mem_flag=true are never reused either, and
                                    the model option ge.exec.disableReuseMemory=1 turns reuse off */
+    /* Told each stage as it begins ("lifetimes", "packing", "verifying": string literals),
+     * from the calling thread; NULL: nobody. For progress displays. */
+    void (*on_stage)(const char *stage, void *ctx);
+    void *stage_ctx;
 } gm_plan_options;
 
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */

@@ -51,6 +51,15 @@ int gm_cmd_verify(const gm_cli_opts *o); /* verify MODEL PLAN */
 int gm_cmd_plan_dsa(const gm_cli_opts *o); /* plan --dsa FILE.csv */
 int gm_cmd_run(const gm_cli_opts *o);      /* run [MODEL] */
 void gm_cli_usage(const char *cmd);
+/* Progress on stderr for work over a second, when stderr is a terminal and not -q
+ * (progress.c): start with the first stage's name, name each next stage, stop before printing
+ * the result (the line is erased). Stage names must outlive the work (string literals). */
+void gm_cli_progress_start(const gm_cli_opts *o, const char *stage);
+void gm_cli_progress_stage(const char *stage);
+void gm_cli_progress_stop(void);
+/* Prints j (taking it) as JSON on stdout; 0, or the exit code of running out of memory. */
+typedef struct cJSON cJSON;
+int gm_cli_print_json(cJSON *j);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);
 

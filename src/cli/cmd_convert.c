@@ -1,4 +1,5 @@
 /* cmd_convert.c — `graphmem convert IN OUT`: read any format, write the one OUT names (or --to). */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -25,6 +26,14 @@ int gm_cmd_convert(const gm_cli_opts *o)
     size_t nodes = gm_model_node_count(m);
     gm_model_free(m);
     if (st != GM_OK) return gm_cli_fail(&err);
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "input", o->positional[0]);
+        cJSON_AddStringToObject(j, "wrote", out_path);
+        cJSON_AddStringToObject(j, "format", gm_format_name(fmt));
+        cJSON_AddNumberToObject(j, "nodes", (double)nodes);
+        return gm_cli_print_json(j);
+    }
     if (o->verbosity >= 0) printf("wrote %s (%s, %zu nodes)\n", out_path, gm_format_name(fmt), nodes);
     return 0;
 }

@@ -3,6 +3,7 @@
  * on its own (MiniMalloc's CSV), so the packer can be measured on published instances: the lower
  * bound, the best-fit height, the search's height, the independent check, and -o the offsets.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -38,6 +39,22 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
     if (st != GM_OK) {
         gm_dsa_free(b);
         return gm_cli_fail(&err);
+    }
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "dsa", o->dsa);
+        cJSON_AddNumberToObject(j, "buffers", (double)n);
+        cJSON_AddNumberToObject(j, "lower_bound", (double)lb);
+        cJSON_AddNumberToObject(j, "best_fit", (double)fit);
+        cJSON_AddNumberToObject(j, "best_fit_ms", t1 - t0);
+        cJSON_AddNumberToObject(j, "search", (double)best);
+        cJSON_AddNumberToObject(j, "search_ms", t2 - t1);
+        cJSON_AddBoolToObject(j, "optimal", optimal);
+        cJSON_AddBoolToObject(j, "checked", ok);
+        if (!ok) cJSON_AddStringToObject(j, "why", why);
+        gm_dsa_free(b);
+        int rc = gm_cli_print_json(j);
+        return rc ? rc : ok ? 0 : 1;
     }
     if (o->verbosity >= 0) {
         printf("graphmem plan --dsa: %s\n", o->dsa);

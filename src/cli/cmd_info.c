@@ -1,4 +1,6 @@
-/* cmd_info.c — `graphmem info MODEL`: what a model holds, per graph, with byte totals. */
+/* cmd_info.c — `graphmem info MODEL`: what a model holds, per graph, with byte totals; as text
+ * or, with --json, the same figures as one JSON object. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +20,13 @@ static int by_count_then_name(const void *a, const void *b)
     return strcmp(x->type, y->type);
 }
 
-/* The most common op types (a linear scan over distinct types: models have few). */
-static void print_op_types(const gm_model *m)
+/* The op types by count, most common first (a linear scan over distinct types: models have
+ * few); *n of them, free the array. NULL when out of memory. */
+static type_count *count_op_types(const gm_model *m, size_t *count)
 {
     size_t cap = 64, n = 0;
     type_count *tc = malloc(cap * sizeof *tc);
-    if (!tc) return;
+    if (!tc) return NULL;
     for (size_t i = 0; i < gm_model_node_count(m); i++) {
         const char *t = gm_node_type(gm_model_node_at(m, i));
         size_t j = 0;
@@ -40,10 +43,60 @@ static void print_op_types(const gm_model *m)
         tc[j].n++;
     }
     qsort(tc, n, sizeof *tc, by_count_then_name);
+    *count = n;
+    return tc;
+}
+
+static void print_op_types(const gm_model *m)
+{
+    size_t n = 0;
+    type_count *tc = count_op_types(m, &n);
+    if (!tc) return;
     printf("op types          %zu:", n);
     for (size_t j = 0; j < n && j < 12; j++) printf("%s %s %zu", j ? "," : "", tc[j].type, tc[j].n);
     printf("%s\n", n > 12 ? ", ..." : "");
     free(tc);
+}
+
+static int print_json(const gm_model *m, const gm_model_stats *st)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", gm_model_name(m));
+    cJSON_AddStringToObject(j, "source", gm_model_source(m));
+    cJSON *graphs = cJSON_AddArrayToObject(j, "graphs");
+    for (size_t i = 0; i < gm_model_graph_count(m); i++) {
+        gm_graph *g = gm_model_graph(m, i);
+        gm_node *p = gm_graph_parent(g);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", gm_graph_name(g));
+        cJSON_AddNumberToObject(e, "nodes", (double)gm_graph_node_count(g));
+        if (p) cJSON_AddStringToObject(e, "parent", gm_node_name(p));
+        cJSON_AddItemToArray(graphs, e);
+    }
+    cJSON_AddNumberToObject(j, "nodes", (double)st->nodes);
+    cJSON_AddNumberToObject(j, "data_edges", (double)st->data_edges);
+    cJSON_AddNumberToObject(j, "control_edges", (double)st->control_edges);
+    cJSON_AddNumberToObject(j, "streams", (double)st->streams);
+    cJSON_AddNumberToObject(j, "tensors", (double)st->tensors);
+    cJSON_AddNumberToObject(j, "dynamic_tensors", (double)st->dynamic_tensors);
+    cJSON_AddNumberToObject(j, "tensor_bytes", (double)st->tensor_bytes);
+    cJSON_AddNumberToObject(j, "fixed_bytes", (double)st->fixed_bytes);
+    cJSON_AddNumberToObject(j, "user_input_bytes", (double)st->user_input_bytes);
+    cJSON *by = cJSON_AddObjectToObject(j, "bytes_by_memory_type");
+    for (int t = 0; t < GM_MEM_COUNT; t++)
+        cJSON_AddNumberToObject(by, gm_mem_type_name((gm_mem_type)t), (double)st->bytes_by_mem_type[t]);
+    size_t n = 0;
+    type_count *tc = count_op_types(m, &n);
+    cJSON *types = cJSON_AddObjectToObject(j, "op_types");
+    for (size_t k = 0; tc && k < n; k++) cJSON_AddNumberToObject(types, tc[k].type, (double)tc[k].n);
+    free(tc);
+    cJSON *opts = cJSON_AddObjectToObject(j, "options");
+    for (size_t i = 0; i < gm_model_option_count(m); i++) {
+        const char *k, *v;
+        gm_model_option_at(m, i, &k, &v);
+        cJSON_AddStringToObject(opts, k, v);
+    }
+    return gm_cli_print_json(j);
 }
 
 int gm_cmd_info(const gm_cli_opts *o)
@@ -54,6 +107,11 @@ int gm_cmd_info(const gm_cli_opts *o)
     if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
     gm_model_stats st;
     gm_model_get_stats(m, &st);
+    if (o->json) {
+        int rc = print_json(m, &st);
+        gm_model_free(m);
+        return rc;
+    }
     printf("model             %s (%s)\n", gm_model_name(m), gm_model_source(m));
     printf("graphs            %zu\n", st.graphs);
     for (size_t i = 0; i < gm_model_graph_count(m); i++) {

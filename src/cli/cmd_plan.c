@@ -32,6 +32,15 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The planner's stages on the progress line. */
+static void planning_stage(const char *stage, void *ctx)
+{
+    (void)ctx;
+    gm_cli_progress_stage(!strcmp(stage, "lifetimes") ? "planning: lifetimes"
+                          : !strcmp(stage, "packing") ? "planning: packing"
+                                                      : "planning: verifying");
+}
+
 /* Options that need parts this version lacks are refused up front: nothing half-done. */
 static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
 {
@@ -212,15 +221,7 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
         cJSON_AddBoolToObject(j, "verified", true);
     }
     cJSON_AddNumberToObject(j, "ms", r->ms);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) {
-        fprintf(stderr, "graphmem: out of memory\n");
-        return 3;
-    }
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return gm_cli_print_json(j);
 }
 
 /* Plans the model and writes it with -o. The planner has already proven the plan with the
@@ -238,6 +239,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     po.strategy = o->strategy;
     po.no_reuse_ops = getenv("OP_NO_REUSE_MEM"); /* GE reads the same variable */
     po.ge_padded_sizes = o->ge_sizes;
+    po.on_stage = planning_stage;
     gm_plan *p = NULL;
     gm_status st = gm_plan_build(m, &po, &p, err);
     if (st != GM_OK) return gm_cli_fail(err);
@@ -245,6 +247,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
         /* say what is wrong: the verifier again, on the text it rejected */
         gm_plan_verdict v;
         memset(&v, 0, sizeof v);
+        gm_cli_progress_stop();
         fprintf(stderr, "graphmem: the plan did not verify (%zu problem(s)); it is not written:\n", p->unresolved);
         if (p->text && gm_plan_verify_json(m, p->text, p->text_len, "<the plan>", &v, err) == GM_OK)
             for (size_t i = 0; i < v.n_problems && i < 10; i++) fprintf(stderr, "  %s\n", v.problems[i].message);
@@ -268,9 +271,11 @@ int gm_cmd_plan(const gm_cli_opts *o)
     if (check_supported(o, &err) != GM_OK) return gm_cli_fail(&err);
     double t0 = now_ms();
     gm_model *m = NULL;
+    gm_cli_progress_start(o, "reading the model");
     /* check needs a MODEL; plan falls back to the embedded example. */
     if (gm_cli_load(o, strcmp(o->cmd, "plan") == 0, &m, &err) != GM_OK) return gm_cli_fail(&err);
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
+    gm_cli_progress_stage("running the passes");
     gm_status st = gm_passes_run(m, o->passes, &r.report, &r.available, &err);
     if (st == GM_OK && o->dump_graph) st = gm_model_write_file(m, o->dump_graph, GM_FORMAT_UNKNOWN, &err);
     if (st != GM_OK) {
@@ -289,6 +294,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
         }
     }
     /* The pictures (graphmem/report.h): the graph after the passes, and the plan as verified. */
+    gm_cli_progress_stage("drawing");
     st = o->dot ? gm_report_write_dot_file(m, &r.report, o->dot, &err) : GM_OK;
     if (st == GM_OK && o->svg && r.plan) st = gm_report_write_svg_file(m, r.plan->text, r.plan->text_len, o->svg, &err);
     if (st != GM_OK) {
@@ -298,6 +304,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     r.ms = now_ms() - t0;
+    gm_cli_progress_stop();
     int rc = 0;
     if (o->json) rc = print_json(o, &r);
     else if (o->verbosity >= 0) print_text(o, &r);

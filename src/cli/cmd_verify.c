@@ -1,10 +1,39 @@
 /* cmd_verify.c — `graphmem verify MODEL PLAN`: check a plan (ours or another tool's) against
  * a graph, independently of the planner (src/plan/verify.c). Exit 0 valid, 1 wrong, 2 bad
- * usage or input. */
+ * usage or input. --json: the verdict as one JSON object. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "graphmem/plan.h"
+
+static int print_json(const char *plan, const gm_plan_verdict *v)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "plan", plan);
+    cJSON_AddBoolToObject(j, "ok", gm_plan_verdict_ok(v));
+    cJSON_AddNumberToObject(j, "symbols", (double)v->symbols);
+    cJSON_AddNumberToObject(j, "extent_bytes", (double)v->extent_bytes);
+    cJSON_AddNumberToObject(j, "symbol_bytes", (double)v->bytes);
+    cJSON_AddNumberToObject(j, "region_bytes", (double)v->region_bytes);
+    cJSON_AddNumberToObject(j, "ordered_pairs", (double)v->overlap_checks);
+    cJSON *by = cJSON_AddObjectToObject(j, "problems_by_kind");
+    for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++)
+        if (v->by_kind[k]) cJSON_AddNumberToObject(by, gm_plan_problem_kind_name((gm_plan_problem_kind)k), (double)v->by_kind[k]);
+    cJSON *list = cJSON_AddArrayToObject(j, "problems");
+    for (size_t i = 0; i < v->n_problems; i++) {
+        const gm_plan_problem *p = &v->problems[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kind", gm_plan_problem_kind_name(p->kind));
+        if (p->sym_a[0]) cJSON_AddStringToObject(e, "symbol", p->sym_a);
+        if (p->sym_b[0]) cJSON_AddStringToObject(e, "other_symbol", p->sym_b);
+        if (p->node[0]) cJSON_AddStringToObject(e, "node", p->node);
+        cJSON_AddStringToObject(e, "message", p->message);
+        cJSON_AddItemToArray(list, e);
+    }
+    cJSON_AddNumberToObject(j, "problems_dropped", (double)v->dropped);
+    return gm_cli_print_json(j);
+}
 
 int gm_cmd_verify(const gm_cli_opts *o)
 {
@@ -21,7 +50,10 @@ int gm_cmd_verify(const gm_cli_opts *o)
     gm_model_free(m);
     if (st != GM_OK) return gm_cli_fail(&err);
     int rc = 0;
-    if (gm_plan_verdict_ok(&v)) {
+    if (o->json) {
+        rc = print_json(o->positional[1], &v);
+        if (!rc && !gm_plan_verdict_ok(&v)) rc = 1;
+    } else if (gm_plan_verdict_ok(&v)) {
         if (o->verbosity >= 0)
             printf("plan OK: %zu symbols, %lld bytes (%lld bytes of symbols placed, regions list %lld), "
                    "%zu address-sharing pairs ordered\n",

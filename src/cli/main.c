@@ -2,6 +2,7 @@
  * main.c — the graphmem command: dispatch, help, version, and the shared load step.
  * Exit status (spec/cli.md): 0 success, 1 a problem found, 2 bad usage or bad input.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,12 +17,12 @@ static const struct {
      "Runs the compiler passes, plans memory and verifies it; prints a summary.\n"
      "With no MODEL, uses the embedded example (a small training step showing every kind of conflict).\n"},
     {"check", "check   MODEL [options]", "Conflicts and lint only: what would be inserted, and why.\n"},
-    {"verify", "verify  MODEL PLAN", "Checks a plan (ours or another tool's) against a graph.\n"},
+    {"verify", "verify  MODEL PLAN [--json]", "Checks a plan (ours or another tool's) against a graph.\n"},
     {"run", "run     [MODEL] [options]", "Executes on device streams through the runtime allocator (or --plan: with a static plan)\n"
             "and prints the allocator's stats; checks every read.\n"},
-    {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE]",
+    {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE] [--json]",
      "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
-    {"info", "info    MODEL [--dim NAME=VALUE]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
+    {"info", "info    MODEL [--dim NAME=VALUE] [--json]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
     {"help", "help    [COMMAND]", "Shows this help, or a command's.\n"},
 };
 
@@ -83,8 +84,23 @@ void gm_cli_usage(const char *cmd)
 
 int gm_cli_fail(const gm_error *err)
 {
+    gm_cli_progress_stop(); /* the message starts on a clean line */
     fprintf(stderr, "graphmem: %s\n", err->message[0] ? err->message : gm_status_name(err->code));
     return gm_status_exit_code(err->code);
+}
+
+int gm_cli_print_json(cJSON *j)
+{
+    char *text = j ? cJSON_Print(j) : NULL;
+    cJSON_Delete(j);
+    if (!text) {
+        gm_error err;
+        gm_error_set(&err, GM_ERR_NOMEM, "out of memory writing the JSON summary");
+        return gm_cli_fail(&err);
+    }
+    printf("%s\n", text);
+    cJSON_free(text);
+    return 0;
 }
 
 gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out, gm_error *err)

@@ -87,7 +87,6 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     if (!name) {
         if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) o->verbosity = 1;
         else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) o->verbosity = -1;
-        else if (strcmp(arg, "--json") == 0) o->json = true;
         else if (strcmp(arg, "--strict") == 0) o->strict = true;
         else if (strcmp(arg, "--reproducible") == 0) o->reproducible = true;
         else if (strcmp(arg, "--ge-sizes") == 0) o->ge_sizes = true;
@@ -133,7 +132,6 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
         if (is_opt(arg, valued[k])) name = valued[k];
     if (!name) {
-        if (strcmp(arg, "--json") == 0) return o->json = true, GM_OK;
         if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK; /* the default, said explicitly */
         if (strcmp(arg, "--plan") == 0) return o->dynamic = false, GM_OK;
         return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
@@ -189,6 +187,8 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
             o->verbosity = -1; /* every command: only errors */
         } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
             o->verbosity = 1;
+        } else if (!strcmp(arg, "--json")) {
+            o->json = true; /* every command: its result as JSON on stdout */
         } else if (arg[0] == '-' && arg[1] != '\0') {
             if (kind == OPT_PLAN) {
                 st = parse_plan_opt(o, arg, argc, argv, &i, err);

@@ -26,6 +26,7 @@
 
 void gm_plan_options_init(gm_plan_options *o)
 {
+    memset(o, 0, sizeof *o); /* every field a caller does not know of yet: off */
     o->align = 512;
     /* No wall-clock budget by default: the node limit alone bounds the search, so the same
      * model gives the same plan on any machine, under any load (DESIGN: determinism). */
@@ -58,6 +59,11 @@ void gm_plan_free(gm_plan *p)
     gm_free(p->witness);
     free(p->text);
     gm_free(p);
+}
+
+static void tell_stage(const gm_plan_options *o, const char *stage)
+{
+    if (o->on_stage) o->on_stage(stage, o->stage_ctx);
 }
 
 static double now_ms(void)
@@ -408,6 +414,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
                             (long long)o->align);
 
     double t_start = now_ms();
+    tell_stage(o, "lifetimes");
     gm_symbols *s = NULL;
     gm_status st = gm_symbols_build(m, &s, err);
     if (st != GM_OK) return st;
@@ -452,9 +459,11 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
+    tell_stage(o, "packing");
     if ((st = pack(m, p, &it, o, true, err)) != GM_OK) goto fail;
     p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
 
+    tell_stage(o, "verifying");
     if ((st = verify_and_repair(m, p, &it, o, &by_id, err)) != GM_OK) goto fail;
     summarize(p);
     gm_strmap_free(&by_id);
