@@ -245,6 +245,7 @@ for mode in --dynamic --plan; do
   has "$TMP/out" '"copies_d2h":	1' "placement $mode D2H"
   has "$TMP/out" '"copies_p2p":	2' "placement $mode P2P"
 done
+
 # Summaries as JSON from every command; progress on stderr only on a terminal; --strategy all;
 # the README's picture is what graphmem draws today.
 expect 0 "info --json" "$GM" info --json "$EX" && has "$TMP/out" '"model":	"train_step"' "info json model" \

@@ -57,7 +57,7 @@ static const char k_run_options[] =
     "  --iterations K        run the graph K times (default 1)\n"
     "  --backend host|cuda   host: streams are threads (default); cuda: a GPU\n"
     "  --device ID           the device (default 0)\n"
-    "  --devices 1|2         with --plan: nodes with \"_device\": 1 run on the next device, copies peer to peer\n"
+    "  --devices 1|2         nodes with \"_device\": 1 run on the next device, copies peer to peer\n"
     "  --dynamic             (the default) every tensor from the runtime allocator (caching L1,\n"
     "                        per-stream L2 pools, cross-stream borrowing) as it runs; its stats printed\n"
     "  --plan                instead: one allocation per region of a verified static plan\n"
