@@ -4,8 +4,9 @@
  * semantics:
  *
  *   graphmem  the multi-stream L2 group (one L2 pool a stream, borrowing, local recycles carried
- *             by events, LastWaitEvents each iteration) over the caching L1 over a memory source
- *             that maps whole chunks (mmap: the "device", kept out of glibc's heap so that glibc's
+ *             by events, LastWaitEvents each iteration; beyond GE, in its default config: small
+ *             blocks carved out of shared pages, idle chunks shared between streams after events)
+ *             over the caching L1 over a memory source that maps whole chunks (mmap: the "device", kept out of glibc's heap so that glibc's
  *             own figures stay its own);
  *   glibc     malloc/free;
  *   jemalloc  libjemalloc.so.2 (dlopen'd, RTLD_LOCAL: malloc/free/mallctl of its own);
@@ -29,8 +30,11 @@
  *   bench_alloc [--streams S] [--iterations K] [--runs R] MODEL...  record and replay in memory
  *   --only NAME times one allocator alone (for perf record)
  *
- * One markdown row per trace. bench/run_alloc_bench.sh records first and replays each trace in a
- * fresh process (glibc's reserved figure is clean only there).
+ * One markdown row per trace, and on stderr graphmem's counters: the most bytes in blocks (the
+ * protocol's own floor: a release that waits for an event keeps its block), idle chunks shared
+ * between streams, L1 mallocs, and where its reservation sits at its largest sample (L1's idle
+ * cache, the L2 pools, the blocks in them). bench/run_alloc_bench.sh records first and replays
+ * each trace in a fresh process (glibc's reserved figure is clean only there).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -215,6 +219,24 @@ static size_t gm_stack_reserved(gm_stack *s)
     return st.pool.occupied + st.pool.idle;
 }
 
+/* Where graphmem's reservation sits at its largest sample: L1's idle cache, the L2 pools' idle
+ * caches, blocks handed out (page-rounded, including those whose last user freed them but whose
+ * release has not reached their birth stream yet) — printed with the row, to say which cause a
+ * miss has. */
+typedef struct gm_breakdown {
+    size_t reserved, l1_idle, l2_held, in_blocks;
+} gm_breakdown;
+
+static gm_breakdown gm_stack_breakdown(gm_stack *s)
+{
+    gm_caching_stats st;
+    gm_caching_get_stats(s->l1, &st);
+    gm_ms_stats ms;
+    size_t l2 = 0;
+    gm_ms_group_stats(s->g, &ms, &l2);
+    return (gm_breakdown){st.pool.occupied + st.pool.idle, st.pool.idle, l2, ms.allocated};
+}
+
 /* ---- replays ------------------------------------------------------------------------------ */
 
 static inline void touch(void *p, uint64_t size)
@@ -226,6 +248,8 @@ static inline void touch(void *p, uint64_t size)
 
 /* One replay; when samples is not NULL, the reserved bytes after each iteration's peak event
  * go into samples[0..n_peak_at). -1 on an allocator failure. */
+static gm_breakdown gm_worst;
+
 static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
 {
     gm_error err;
@@ -255,7 +279,11 @@ static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
         case AT_WAIT: gm_ms_wait_event(s->g, &s->ev[e->id]); break;
         case AT_ITER: gm_ms_last_wait_events(s->g); break;
         }
-        if (samples && pk < t->n_peak_at && t->peak_at[pk] == i) samples[pk++] = gm_stack_reserved(s);
+        if (samples && pk < t->n_peak_at && t->peak_at[pk] == i) {
+            gm_breakdown bd = gm_stack_breakdown(s);
+            if (bd.reserved > gm_worst.reserved) gm_worst = bd;
+            samples[pk++] = bd.reserved;
+        }
     }
     return 0;
 }
@@ -346,6 +374,8 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_ms_stats ms;
     size_t l2_reserved;
     gm_ms_group_stats(gs.g, &ms, &l2_reserved);
+    gm_caching_stats l1st;
+    gm_caching_get_stats(gs.l1, &l1st);
     gm_stack_close(&gs);
 
     if (!header_done) {
@@ -378,10 +408,11 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     else printf(" - |\n");
     fprintf(stderr,
             "  %s: graphmem held peak %zu B (%.3f × peak active); borrow hits %zu, local recycles %zu, birth %zu, "
-            "borrow recycles %zu, events sent %zu, stale %zu; before the replay jemalloc mapped %zu B, mimalloc "
-            "committed %zu B\n",
+            "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
+            "committed %zu B; blocks out at most %zu B (%.3f x peak active: the protocol's own floor, with releases that wait for an event); at graphmem's largest sample: L1 idle %zu B, L2 pools hold %zu B, %zu B of it in blocks\n",
             label, gm_held_peak, (double)gm_held_peak / (double)(t->peak_live ? t->peak_live : 1), ms.borrow_hits,
-            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, before[A_JEMALLOC], before[A_MIMALLOC]);
+            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
+            ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
     for (int a = 0; a < A_COUNT; a++) free(secs[a]);
     free(h);
     free(samples);

@@ -2,7 +2,9 @@
  * test_ms_allocator.c — the multi-stream allocators (reference §6.2–6.7): GE's four worked
  * lifecycles (own_malloc_free, own_malloc_failed_but_using_borrow, own_malloc_free_before_sync,
  * change_l1_allocator), ReInit's error, the BorrowAllocator (including the bucket bug GE has),
- * stale event messages, LastWaitEvents, cross-stream access and the destructor's leak sweep.
+ * stale event messages, LastWaitEvents, cross-stream access and the destructor's leak sweep; and
+ * what graphmem does beyond GE: lending parked blocks before the pool grows, idle chunks shared
+ * between streams after an event, small blocks carved out of shared pages.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,13 +149,164 @@ static void test_parked_block_that_fits_is_lent_first(void **state)
     assert_ptr_equal(b1, b0);
     assert_int_equal(stats(&f).borrow_hits, 1);
     gm_ms_block_free(b1, 1); /* parked again */
+    gm_ms_block *warm = gm_ms_l2_malloc(f.a[1], 2 * P);
+    gm_ms_block_free(warm, 1); /* stream 1's own pool now has 2 idle pages */
     gm_ms_block *big = park_on_1(&f, 4 * P);
-    gm_ms_block *c = gm_ms_l2_malloc(f.a[1], 2 * P); /* 4 pages for 2: own pool */
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[1], 2 * P); /* 4 pages for 2, and the own pool can serve */
     assert_ptr_not_equal(c, big);
     assert_int_equal(stats(&f).borrow_hits, 1);
     gm_ms_block_free(c, 1);
     gm_ms_last_wait_events(f.g);
     assert_int_equal(gm_ms_l2_borrow_count(f.a[1], 0), 0);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* Not GE's: where the own pool would have to grow, a longer parked block is lent instead. */
+static void test_longer_parked_block_lent_before_pool_grows(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 2);
+    gm_ms_block *big = park_on_1(&f, 4 * P);
+    void *addr = gm_ms_block_addr(big);
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[1], 2 * P); /* stream 1's pool is empty */
+    assert_ptr_equal(c, big);
+    assert_ptr_equal(gm_ms_block_addr(c), addr);
+    assert_int_equal(c->size, 4 * P);
+    assert_int_equal(stats(&f).borrow_hits, 1);
+    const gm_scalable_stats *p1 = gm_ms_l2_pool_stats(f.a[1]);
+    assert_int_equal(p1->occupied + p1->idle, 0); /* nothing taken from L1 */
+    gm_ms_block_free(c, 1);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* Not GE's: an idle chunk of one stream's pool serves another stream once that stream has waited
+ * for an event the first sent after the chunk went idle — and not before. */
+static void test_idle_chunk_shared_after_event(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 2);
+    const uintptr_t base = FAKE_BASE;
+    gm_ms_block *x = gm_ms_l2_malloc(f.a[0], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(x), (void *)base);
+    gm_ms_block_free(x, 0); /* pool 0: one idle 2-page chunk */
+    gm_ms_block *y = gm_ms_l2_malloc(f.a[1], 2 * P); /* 1 heard nothing from 0 yet: fetched */
+    assert_ptr_equal(gm_ms_block_addr(y), (void *)(base + 2 * P));
+    assert_int_equal(stats(&f).shared_chunks, 0);
+    event(&f, 0, 1);
+    gm_ms_block *z = gm_ms_l2_malloc(f.a[1], P); /* pool 1 is full: it takes pool 0's chunk */
+    assert_ptr_equal(gm_ms_block_addr(z), (void *)base);
+    assert_int_equal(stats(&f).shared_chunks, 1);
+    const gm_scalable_stats *p0 = gm_ms_l2_pool_stats(f.a[0]), *p1 = gm_ms_l2_pool_stats(f.a[1]);
+    assert_int_equal(p0->occupied + p0->idle, 0);
+    assert_int_equal(p1->occupied, 3 * P);
+    assert_int_equal(p1->idle, P); /* the shared chunk's other half */
+    /* A chunk that goes idle after 0's last event stays with 0. */
+    gm_ms_block *w = gm_ms_l2_malloc(f.a[0], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(w), (void *)(base + 4 * P));
+    gm_ms_block_free(w, 0);
+    gm_ms_block *v = gm_ms_l2_malloc(f.a[1], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(v), (void *)(base + 6 * P));
+    assert_int_equal(stats(&f).shared_chunks, 1);
+    event(&f, 0, 1); /* sent after w went idle: now it may go */
+    gm_ms_block *u = gm_ms_l2_malloc(f.a[1], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(u), (void *)(base + 4 * P));
+    assert_int_equal(stats(&f).shared_chunks, 2);
+    gm_ms_block_free(y, 1);
+    gm_ms_block_free(z, 1);
+    gm_ms_block_free(v, 1);
+    gm_ms_block_free(u, 1);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* A shared chunk still held at destroy goes back through the binding of the pool that fetched it. */
+static void test_destroy_returns_shared_chunk(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 2);
+    gm_ms_block *x = gm_ms_l2_malloc(f.a[0], P);
+    gm_ms_block_free(x, 0);
+    event(&f, 0, 1);
+    gm_ms_block *z = gm_ms_l2_malloc(f.a[1], P);
+    assert_ptr_equal(gm_ms_block_addr(z), (void *)FAKE_BASE);
+    assert_int_equal(stats(&f).shared_chunks, 1);
+    gm_ms_block_free(z, 1); /* idle in pool 1, no LastWaitEvents: the destructor returns it */
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* The knowledge travels: 2 waited for 1, which had waited for 0 before it sent — 2 runs after 0's
+ * record, so 0's idle chunk is safe on 2 without a direct event 0 -> 2. */
+static void test_idle_chunk_shared_through_a_third_stream(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 3);
+    const uintptr_t base = FAKE_BASE;
+    gm_ms_block *x = gm_ms_l2_malloc(f.a[0], 2 * P);
+    gm_ms_block_free(x, 0);
+    gm_ms_block *y = gm_ms_l2_malloc(f.a[2], 2 * P); /* nothing heard: fetched */
+    assert_ptr_equal(gm_ms_block_addr(y), (void *)(base + 2 * P));
+    event(&f, 1, 2); /* 1 had not heard from 0 yet: still nothing for 2 */
+    gm_ms_block *z = gm_ms_l2_malloc(f.a[2], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(z), (void *)(base + 4 * P));
+    event(&f, 0, 1);
+    event(&f, 1, 2);
+    gm_ms_block *w = gm_ms_l2_malloc(f.a[2], 2 * P);
+    assert_ptr_equal(gm_ms_block_addr(w), (void *)base);
+    assert_int_equal(stats(&f).shared_chunks, 1);
+    gm_ms_block_free(y, 2);
+    gm_ms_block_free(z, 2);
+    gm_ms_block_free(w, 2);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* Not GE's: blocks up to half a page are carved out of shared pages, first fit in 256-byte
+ * units; an emptied page is kept as the one spare, a second one goes back to the pool. */
+static void test_small_blocks_share_pages(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 1);
+    const uintptr_t base = FAKE_BASE;
+    gm_ms_block *a = gm_ms_l2_malloc(f.a[0], 100), *b = gm_ms_l2_malloc(f.a[0], 1000);
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[0], 32768);
+    assert_ptr_equal(gm_ms_block_addr(a), (void *)base);
+    assert_ptr_equal(gm_ms_block_addr(b), (void *)(base + 256));
+    assert_ptr_equal(gm_ms_block_addr(c), (void *)(base + 256 + 1024));
+    assert_int_equal(a->size, 256);
+    assert_int_equal(b->size, 1024);
+    assert_int_equal(c->size, 32768);
+    assert_int_equal(stats(&f).allocated, 256 + 1024 + 32768);
+    assert_int_equal(gm_ms_l2_pool_stats(f.a[0])->occupied, P); /* one page for all three */
+    gm_ms_block *d = gm_ms_l2_malloc(f.a[0], 32768); /* 31 KiB left there: a second page */
+    assert_ptr_equal(gm_ms_block_addr(d), (void *)(base + P));
+    gm_ms_block_free(b, 0);
+    gm_ms_block *e = gm_ms_l2_malloc(f.a[0], 600); /* three units: first fit in b's hole */
+    assert_ptr_equal(gm_ms_block_addr(e), (void *)(base + 256));
+    assert_int_equal(e->size, 768);
+    gm_ms_block *big = gm_ms_l2_malloc(f.a[0], 32769); /* over half a page: whole pages */
+    assert_ptr_equal(gm_ms_block_addr(big), (void *)(base + 2 * P));
+    assert_int_equal(big->size, P);
+    gm_ms_block_free(a, 0);
+    gm_ms_block_free(e, 0);
+    gm_ms_block_free(c, 0); /* page 0 empty: kept as the spare */
+    assert_int_equal(gm_ms_l2_pool_stats(f.a[0])->occupied, 3 * P);
+    gm_ms_block_free(d, 0); /* page 1 empty too: back to the pool */
+    assert_int_equal(gm_ms_l2_pool_stats(f.a[0])->occupied, 2 * P);
+    assert_int_equal(gm_ms_l2_pool_stats(f.a[0])->idle, P);
+    gm_ms_block *g = gm_ms_l2_malloc(f.a[0], 40); /* the spare page serves */
+    assert_ptr_equal(gm_ms_block_addr(g), (void *)base);
+    gm_ms_block_free(g, 0);
+    gm_ms_block_free(big, 0);
+    gm_ms_last_wait_events(f.g); /* the spare goes back with the rest */
+    const gm_scalable_stats *p0 = gm_ms_l2_pool_stats(f.a[0]);
+    assert_int_equal(p0->occupied + p0->idle, 0);
+    assert_int_equal(f.src.live_bytes, 0);
     assert_int_equal(fx_close(&f), 0);
 }
 
@@ -484,6 +637,11 @@ int main(void)
         cmocka_unit_test(test_own_malloc_free),
         cmocka_unit_test(test_own_malloc_failed_but_using_borrow),
         cmocka_unit_test(test_parked_block_that_fits_is_lent_first),
+        cmocka_unit_test(test_longer_parked_block_lent_before_pool_grows),
+        cmocka_unit_test(test_idle_chunk_shared_after_event),
+        cmocka_unit_test(test_idle_chunk_shared_through_a_third_stream),
+        cmocka_unit_test(test_destroy_returns_shared_chunk),
+        cmocka_unit_test(test_small_blocks_share_pages),
         cmocka_unit_test(test_own_malloc_free_before_sync),
         cmocka_unit_test(test_sync_local_recycle_status_live),
         cmocka_unit_test(test_change_l1_allocator),

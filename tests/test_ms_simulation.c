@@ -9,7 +9,8 @@
  * page remembers, per stream, when that stream last used it. The invariants:
  *   1. a block is never handed out while any stream still holds a reference to one of its pages;
  *   2. the stream that gets it has seen (through events or synchronizes) every earlier release
- *      of its pages — the device could otherwise still be using them;
+ *      of its pages — the device could otherwise still be using them (also when the pages come
+ *      from another stream's pool: idle chunks shared after an event, not GE's);
  *   3. bytes agree between levels: group.allocated = sum of the pools' occupied bytes,
  *      pools' held bytes = L1 occupied, L1 held bytes = what the device lent out;
  *   4. at the end (every reference dropped, LastWaitEvents) everything went back: nothing
@@ -284,11 +285,13 @@ static void test_random_multi_stream(void **state)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("simulation: %zu ops in %.2f s (%.0f ops/s): %zu mallocs (%zu failed, %zu borrowed), %zu frees, "
            "%zu accesses, %zu sends, %zu waits\n"
-           "  recycles birth %zu borrow %zu local %zu; messages %zu, stale %zu; returned home %zu; peak %zu bytes\n",
+           "  recycles birth %zu borrow %zu local %zu; messages %zu, stale %zu; returned home %zu; peak %zu bytes; "
+           "idle chunks shared between streams %zu\n",
            s.ops, secs, (double)s.ops / secs, s.mallocs, s.failed, st.borrow_hits, s.frees, s.accesses, s.sends, s.waits,
            st.birth_recycles, st.borrow_recycles, st.local_recycles, st.messages_sent, st.stale_messages,
-           st.returned_home, st.peak_allocated);
+           st.returned_home, st.peak_allocated, st.shared_chunks);
     assert_true(st.borrow_hits > 0 && st.stale_messages > 0 && st.local_recycles > 0);
+    assert_true(st.shared_chunks > 0); /* invariant 2 held for chunks that changed streams too */
     assert_int_equal(gm_ms_group_destroy(s.g), 0);
     for (uint32_t a = 0; a < NS; a++)
         for (uint32_t b = 0; b < NS; b++) gm_ms_event_payload_fini(&s.ev[a][b]);

@@ -5,7 +5,8 @@
  * uncacheable/unsplittable/layer-capacity limits, Recycle(), the debug single-thread check; and
  * the CachingMemAllocator: its synchronize -> recycle -> retry ladder, the per-thread sweep of
  * the other allocators, the registry's finalize (constraint 4) and session removal (constraint 5),
- * and its lock under several threads (constraint 2).
+ * and its lock under several threads (constraint 2); and, not GE's, idle chunks moving between
+ * allocators (the L2 pools' cross-stream sharing).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -464,6 +465,51 @@ static void test_l1_threads(void **state)
     fake_fini(&src);
 }
 
+/* Not GE's (cross-stream sharing of the L2 pools): a wholly idle chunk, stamped when it went
+ * idle, moves to another allocator — the shortest that is long enough and stamped early enough;
+ * a chunk with a span out never moves. */
+static void test_idle_chunk_moves_between_allocators(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 64, NULL);
+    gm_scalable_config c = small_config();
+    gm_scalable_allocator *other = gm_scalable_create(&f.ms, &c);
+    gm_span *a = gm_scalable_alloc(f.sa, 4 * P), *b = gm_scalable_alloc(f.sa, 2 * P), *d = gm_scalable_alloc(f.sa, 3 * P);
+    assert_int_equal(addr(a), FAKE_BASE);
+    assert_int_equal(addr(b), FAKE_BASE + 4 * P);
+    assert_int_equal(addr(d), FAKE_BASE + 6 * P);
+    gm_scalable_set_stamp(f.sa, 5);
+    gm_scalable_free(f.sa, a); /* 4 pages idle, stamp 5 */
+    gm_scalable_set_stamp(f.sa, 7);
+    gm_scalable_free(f.sa, b); /* 2 pages idle, stamp 7 */
+    assert_true(gm_scalable_can_serve(f.sa, 3 * P)); /* by splitting a */
+    assert_false(gm_scalable_can_serve(f.sa, 5 * P));
+    assert_null(gm_scalable_take_idle_chunk(f.sa, 5 * P, 100)); /* none that long */
+    assert_null(gm_scalable_take_idle_chunk(f.sa, P, 5));       /* none idle before stamp 5 */
+    gm_chunk *ch = gm_scalable_take_idle_chunk(f.sa, P, 8);      /* both qualify: the shorter */
+    assert_non_null(ch);
+    assert_int_equal(ch->base, FAKE_BASE + 4 * P);
+    assert_int_equal(ch->pages, 2);
+    assert_int_equal(gm_scalable_get_stats(f.sa)->idle, 4 * P);
+    assert_int_equal(gm_scalable_adopt(other, ch), 0);
+    assert_int_equal(gm_scalable_get_stats(other)->idle, 2 * P);
+    assert_int_equal(gm_scalable_layer_count(other, 2), 1);
+    gm_span *e = gm_scalable_alloc(other, P); /* served from the adopted chunk, split */
+    assert_int_equal(addr(e), FAKE_BASE + 4 * P);
+    assert_int_equal(f.src.allocs, 3); /* no new source memory */
+    /* d's chunk has a span out: never taken, whatever its stamp */
+    gm_span *g = gm_scalable_alloc(f.sa, 4 * P); /* a's chunk, reused */
+    assert_int_equal(addr(g), FAKE_BASE);
+    assert_null(gm_scalable_take_idle_chunk(f.sa, P, 100));
+    gm_scalable_free(other, e);
+    gm_scalable_free(f.sa, g);
+    gm_scalable_free(f.sa, d);
+    gm_scalable_destroy(other); /* the adopted chunk goes back to the source it came from */
+    assert_int_equal(f.src.live_bytes, 7 * P);
+    fx_close(&f);
+}
+
 int main(void)
 {
     gm_log_set_level(GM_LOG_ERROR); /* finalize reports memory still in use, on purpose */
@@ -482,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_registry_sessions),
         cmocka_unit_test(test_l1_as_source),
         cmocka_unit_test(test_l1_threads),
+        cmocka_unit_test(test_idle_chunk_moves_between_allocators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@ void gm_mif_init(gm_mif *m)
     m->cap = GM_MIF_INLINE;
 }
 
-int gm_mif_reinit(gm_mif *m, uint32_t n)
+int gm_mif_reinit_grow(gm_mif *m, uint32_t n)
 {
     if (n > GM_MAX_STREAMS) return -1;
     if (n > m->cap) {

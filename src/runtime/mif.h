@@ -27,7 +27,14 @@ typedef struct gm_mif {
 /* An empty MIF (n = 0); gm_mif_reinit sizes it. */
 void gm_mif_init(gm_mif *m);
 /* ReInit(n): n zero words. 0, or -1 when n > 64 or growing the heap array failed. */
-int gm_mif_reinit(gm_mif *m, uint32_t n);
+int gm_mif_reinit_grow(gm_mif *m, uint32_t n);
+static inline int gm_mif_reinit(gm_mif *m, uint32_t n)
+{
+    if (n > m->cap) return gm_mif_reinit_grow(m, n); /* rare: the heap array */
+    m->n = n;
+    for (uint32_t i = 0; i < n; i++) m->words[i] = 0; /* inline: it runs on every malloc */
+    return 0;
+}
 void gm_mif_fini(gm_mif *m);
 
 static inline uint64_t gm_mif_bit(uint32_t s) { return (uint64_t)1 << s; }

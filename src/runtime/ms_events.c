@@ -1,6 +1,8 @@
 /* ms_events.c — the allocator side of the event kernels (ms_events.h, reference §6.4, §6.6). */
 #include "runtime/ms_events.h"
 
+#include <string.h>
+
 #include "runtime/ms_internal.h"
 #include "util/alloc.h"
 
@@ -13,6 +15,7 @@ void gm_ms_event_payload_fini(gm_ms_event_payload *p)
 {
     gm_free(p->freed);
     gm_free(p->home);
+    gm_free(p->seen);
     *p = (gm_ms_event_payload){0};
 }
 
@@ -22,8 +25,10 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         return gm_error_set(err, GM_ERR_USAGE, "event %u -> %u: bad streams for %u", p->src, p->dst, g->n);
     gm_ms_l2_allocator *a = g->alloc[p->src];
     /* Room for the worst case first, so that nothing is marked sent and then dropped. */
-    if (gm_grow((void **)&p->freed, sizeof *p->freed, p->nfreed + a->local.n, &p->capfreed) ||
-        gm_grow((void **)&p->home, sizeof *p->home, p->nhome + gm_ms_l2_borrow_count(a, p->dst), &p->caphome))
+    const size_t need_freed = p->nfreed + a->local.n, need_home = p->nhome + gm_ms_l2_borrow_count(a, p->dst);
+    if ((need_freed > p->capfreed && gm_grow((void **)&p->freed, sizeof *p->freed, need_freed, &p->capfreed)) ||
+        (need_home > p->caphome && gm_grow((void **)&p->home, sizeof *p->home, need_home, &p->caphome)) ||
+        (!p->seen && !(p->seen = gm_malloc(sizeof *p->seen * g->n))))
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory sending event %u -> %u", p->src, p->dst);
     const uint64_t all = gm_vb_to_all_bit(g->n, p->src);
     gm_version_block e;
@@ -37,6 +42,14 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         p->home[p->nhome++] = b;
         b = next;
     }
+    /* The first send since the last wait: if the device wait is on that record, only what src
+     * did before it is ordered (a later send's epoch would claim too much). */
+    g->epoch[p->src]++;
+    if (!p->epoch) { /* what src knows of the others travels too: the device waits are transitive */
+        p->epoch = g->epoch[p->src];
+        memcpy(p->seen, &g->known[(size_t)p->src * g->n], sizeof *p->seen * g->n);
+    }
+    gm_l2_pool_set_stamp(a->pool, g->epoch[p->src]);
     g->st.events_sent++;
     return GM_OK;
 }
@@ -56,6 +69,13 @@ void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
     }
     for (size_t i = 0; i < p->nhome; i++) gm_ms_l2_birth_recycle(g->alloc[p->dst], p->home[i]);
     g->st.returned_home += p->nhome;
+    if (p->epoch) {
+        uint64_t *known = &g->known[(size_t)p->dst * g->n];
+        for (uint32_t s = 0; s < g->n; s++)
+            if (p->seen[s] > known[s]) known[s] = p->seen[s];
+        if (p->epoch > known[p->src]) known[p->src] = p->epoch;
+        p->epoch = 0;
+    }
     g->st.events_waited++;
     p->nfreed = p->nhome = 0;
 }
@@ -83,6 +103,7 @@ void gm_ms_last_wait_events(gm_ms_group *g)
         }
     }
     for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
+    gm_ms_epochs_join(g);
 }
 
 gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t dst, gm_error *err)

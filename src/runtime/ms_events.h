@@ -28,6 +28,8 @@ typedef struct gm_ms_event_payload {
     size_t nfreed, capfreed;
     gm_ms_block **home;      /* block_need_return_birth */
     size_t nhome, caphome;
+    uint64_t epoch;          /* src's event epoch at the first send since the last wait (0: none) */
+    uint64_t *seen;          /* src's known epochs of every stream at that send (n, or NULL) */
 } gm_ms_event_payload;
 
 void gm_ms_event_payload_init(gm_ms_event_payload *p, uint32_t src, uint32_t dst);
@@ -36,7 +38,9 @@ void gm_ms_event_payload_init(gm_ms_event_payload *p, uint32_t src, uint32_t dst
 void gm_ms_event_payload_fini(gm_ms_event_payload *p);
 
 /* SendEvent(src -> dst): appends src's unsent local-recycle news for dst (stale entries dropped)
- * and the blocks born on dst parked on src. All or nothing: GM_ERR_NOMEM changes nothing. */
+ * and the blocks born on dst parked on src; and, not GE's, src's event epoch and what src knows of
+ * the others' (the wait hands them to dst: which idle chunks of other pools dst may take,
+ * ms_internal.h). All or nothing: GM_ERR_NOMEM changes nothing. */
 gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err);
 /* WaitEvent(on dst): applies and empties the payload — stale news skipped and counted, fresh
  * news merged, home-coming blocks birth-recycled.

@@ -32,6 +32,17 @@ struct gm_ms_group {
     gm_sync_fn sync;
     void *sync_ctx;
     bool in_l1_ladder; /* the L1 adaptor's recycle-each-pool step is running */
+    /* Event epochs (cross-stream sharing of idle chunks, not GE's): epoch[s] counts the events s
+     * sent; known[t * n + s] is the latest epoch of s that t has waited for, directly or through
+     * a stream that had (an event carries its sender's row). A chunk of s's pool that went idle
+     * at s's epoch e is safe on t once known[t][s] > e: t's stream then runs after an event s
+     * recorded after the chunk's last use. */
+    uint64_t *epoch, *known;
 };
+
+/* The stream's pool shares its idle chunks / asks the others (ms_l2_allocator.c). */
+bool gm_ms_share_into(void *ctx, size_t size);
+/* Every stream joined: everything idle so far is safe on every stream. */
+void gm_ms_epochs_join(gm_ms_group *g);
 
 #endif

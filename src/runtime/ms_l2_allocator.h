@@ -3,7 +3,11 @@
  * of n streams (n <= 64) sharing one L1 memory source.
  *
  * Malloc takes a block from the stream's own L2MemPool, else borrows one parked here by another
- * stream's block (BorrowAllocator). Free on stream S, after S drops its reference:
+ * stream's block (BorrowAllocator). Beyond GE (each marked in ms_l2_allocator.c): a parked block
+ * that fits is lent first; where the own pool would have to take memory from L1, it first takes a
+ * wholly idle chunk of another stream's pool that the event epochs prove safe here, then a longer
+ * parked block; blocks up to half a page are carved out of shared pages (subpage.h).
+ * Free on stream S, after S drops its reference:
  *   - S sees nobody using it and S is the birth stream  -> birth recycle (back to the pool);
  *   - S sees nobody using it, born elsewhere            -> borrow recycle (parked on S);
  *   - others may still use it                           -> local recycle (queued for events).
@@ -36,6 +40,7 @@ typedef struct gm_ms_stats {
     size_t leaked_blocks;              /* force-birth-recycled by the destructor */
     size_t sync_violations;            /* SyncLocalRecycleStatus sanity failures (a bug if > 0) */
     size_t lost_messages;              /* local recycles not queued for lack of memory */
+    size_t shared_chunks;              /* idle chunks one pool took from another (not GE's) */
 } gm_ms_stats;
 
 gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err);

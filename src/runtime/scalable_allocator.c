@@ -13,7 +13,10 @@ struct gm_scalable_allocator {
     gm_span_layers layers;
     gm_chunk *chunks;    /* every chunk held from a source */
     gm_span *spare;      /* span structs kept for reuse (linked by lnext) */
+    gm_chunk *spare_chunks; /* chunk structs kept for reuse (linked by next): an L2 pool hands
+                             * its chunks back at every LastWaitEvents and fetches them again */
     size_t live;         /* spans handed out */
+    uint64_t stamp;      /* given to chunks that become wholly idle */
     gm_scalable_stats st;
 #ifndef NDEBUG
     pthread_t owner;
@@ -37,6 +40,7 @@ void gm_scalable_config_default(gm_scalable_config *c, size_t device_total)
         .span_count_per_layer = 10240,
         .unsplittable = 16 * GM_GIB,
         .uncacheable = big ? 32 * GM_GIB : 16 * GM_GIB,
+        .small_block_max = (size_t)1 << 15, /* half a page: not GE's; see subpage.h */
         .check_thread = true,
     };
     if (device_total) c->total_threshold = (size_t)((double)device_total * 0.95);
@@ -131,7 +135,8 @@ static void release_chunk(gm_scalable_allocator *a, gm_span *s)
     if (c->prev) c->prev->next = c->next;
     else a->chunks = c->next;
     if (c->next) c->next->prev = c->prev;
-    gm_free(c);
+    c->next = a->spare_chunks;
+    a->spare_chunks = c;
     drop_span(a, s);
     a->st.releases++;
 }
@@ -191,11 +196,16 @@ static gm_span *fetch_new_span(gm_scalable_allocator *a, size_t pages)
     /* Every span of the chunk is at most as long: reserving its layer now means no later
      * push has to grow the tables (and fail half-way). */
     if (gm_span_layers_reserve(&a->layers, pages)) return NULL;
-    gm_chunk *c = gm_calloc(1, sizeof *c);
+    gm_chunk *c = a->spare_chunks;
+    if (c) a->spare_chunks = c->next;
+    else c = gm_calloc(1, sizeof *c);
     gm_span *s = new_span(a);
     void *p = NULL;
     if (!c || !s || a->src.alloc(a->src.ctx, bytes, &p)) {
-        gm_free(c);
+        if (c) {
+            c->next = a->spare_chunks;
+            a->spare_chunks = c;
+        }
         if (s) drop_span(a, s);
         return NULL;
     }
@@ -207,7 +217,16 @@ static gm_span *fetch_new_span(gm_scalable_allocator *a, size_t pages)
     return s;
 }
 
-gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size)
+bool gm_scalable_can_serve(const gm_scalable_allocator *a, size_t size)
+{
+    size_t pages = (size + page_bytes(a) - 1) >> a->cfg.page_shift;
+    if (pages == 0) pages = 1;
+    if (pages < a->layers.n && a->layers.layer[pages].head) return true;
+    size_t k = gm_span_layers_next(&a->layers, pages + 1);
+    return k && bytes_of(a, k) < a->cfg.unsplittable;
+}
+
+static gm_span *alloc_pages(gm_scalable_allocator *a, size_t size, bool fetch)
 {
     CHECK_THREAD(a);
     size_t pages = (size + page_bytes(a) - 1) >> a->cfg.page_shift;
@@ -217,14 +236,17 @@ gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size)
     if (s) {
         s->free = false;
         a->st.idle -= bytes_of(a, pages);
-    } else if (!(s = from_larger_layer(a, pages)) && !(s = fetch_new_span(a, pages))) {
-        return NULL;
+    } else if (!(s = from_larger_layer(a, pages))) {
+        if (!fetch || !(s = fetch_new_span(a, pages))) return NULL;
     }
     a->live++;
     a->st.occupied += bytes_of(a, pages);
     if (a->st.occupied > a->st.peak_occupied) a->st.peak_occupied = a->st.occupied;
     return s;
 }
+
+gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, true); }
+gm_span *gm_scalable_alloc_cached(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, false); }
 
 /* ---- free --------------------------------------------------------------------------------- */
 
@@ -258,8 +280,67 @@ void gm_scalable_free(gm_scalable_allocator *a, gm_span *s)
         cache_remove(a, s);
         absorb_next_occupied(a, s);
     }
-    if (whole_chunk(s) && layer_full(a, s->pages)) release_chunk(a, s);
-    else cache_push(a, s); /* its layer exists: the chunk's length was reserved at fetch */
+    if (whole_chunk(s) && layer_full(a, s->pages)) {
+        release_chunk(a, s);
+        return;
+    }
+    if (whole_chunk(s)) s->chunk->idle_stamp = a->stamp;
+    cache_push(a, s); /* its layer exists: the chunk's length was reserved at fetch */
+}
+
+void gm_scalable_set_stamp(gm_scalable_allocator *a, uint64_t stamp) { a->stamp = stamp; }
+
+/* How many spans of one layer, and how many layers, a search looks at: it runs on a pool miss,
+ * so it stays short; a chunk it misses is only not shared this time. */
+#define TAKE_SCAN_SPANS 8
+#define TAKE_SCAN_LAYERS 16
+
+/* The wholly idle span of the shortest qualifying chunk among the first few of each layer. */
+static gm_span *find_idle_whole(const gm_scalable_allocator *a, size_t size, uint64_t stamp_below)
+{
+    if (!a->st.idle || size > SIZE_MAX - page_bytes(a)) return NULL;
+    size_t pages = (size + page_bytes(a) - 1) >> a->cfg.page_shift;
+    if (pages == 0) pages = 1;
+    size_t k = gm_span_layers_next(&a->layers, pages);
+    for (int layers = 0; k && layers < TAKE_SCAN_LAYERS; layers++, k = gm_span_layers_next(&a->layers, k + 1)) {
+        int seen = 0;
+        for (gm_span *s = a->layers.layer[k].head; s && seen < TAKE_SCAN_SPANS; s = s->lnext, seen++)
+            if (whole_chunk(s) && s->chunk->idle_stamp < stamp_below) return s;
+    }
+    return NULL;
+}
+
+size_t gm_scalable_idle_chunk_fit(const gm_scalable_allocator *a, size_t size, uint64_t stamp_below)
+{
+    const gm_span *s = find_idle_whole(a, size, stamp_below);
+    return s ? bytes_of(a, s->pages) : 0;
+}
+
+gm_chunk *gm_scalable_take_idle_chunk(gm_scalable_allocator *a, size_t size, uint64_t stamp_below)
+{
+    CHECK_THREAD(a);
+    gm_span *s = find_idle_whole(a, size, stamp_below);
+    if (!s) return NULL;
+    gm_chunk *c = s->chunk;
+    cache_remove(a, s);
+    if (c->prev) c->prev->next = c->next;
+    else a->chunks = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    return c;
+}
+
+int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c)
+{
+    CHECK_THREAD(a);
+    if (gm_span_layers_reserve(&a->layers, c->pages)) return -1;
+    c->prev = NULL;
+    c->next = a->chunks;
+    if (a->chunks) a->chunks->prev = c;
+    a->chunks = c;
+    c->idle_stamp = a->stamp;
+    cache_push(a, c->first);
+    return 0;
 }
 
 size_t gm_scalable_recycle(gm_scalable_allocator *a)
@@ -293,6 +374,11 @@ void gm_scalable_destroy(gm_scalable_allocator *a)
             n = s->next_buddy;
             gm_free(s);
         }
+        gm_free(c);
+    }
+    while (a->spare_chunks) {
+        gm_chunk *c = a->spare_chunks;
+        a->spare_chunks = c->next;
         gm_free(c);
     }
     while (a->spare) {

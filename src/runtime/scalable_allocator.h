@@ -35,12 +35,15 @@ typedef struct gm_scalable_config {
     size_t span_count_per_layer;  /* spans cached in one layer (also caps the layer capacity) */
     size_t unsplittable;          /* spans at least this long are never split */
     size_t uncacheable;           /* whole chunks at least this long go back on free */
+    size_t small_block_max;       /* L2 pools: blocks up to this long are carved out of shared pages
+                                   * (subpage.h; 0: every block takes whole pages, as in GE) */
     bool check_thread;            /* debug builds: assert single-thread use */
 } gm_scalable_config;
 
 /* GE's defaults for a device of `device_total` bytes (0 = unknown): threshold 30 GiB (<= 32 GiB
  * device) or 60 GiB, replaced by floor(95% of device_total) when known; per-layer cache 8 GiB;
- * 10240 spans a layer; unsplittable 16 GiB; uncacheable 16 GiB (<= 32 GiB device) or 32 GiB. */
+ * 10240 spans a layer; unsplittable 16 GiB; uncacheable 16 GiB (<= 32 GiB device) or 32 GiB; and,
+ * not GE's, small blocks up to half a page carved out of shared pages in the L2 pools. */
 void gm_scalable_config_default(gm_scalable_config *c, size_t device_total);
 /* GE's ge.experiment.memory_pool_threshold (GiB): must lie in (0, current threshold]. 0 or -1. */
 int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib);
@@ -51,6 +54,7 @@ typedef struct gm_chunk {
     size_t pages;
     gm_mem_source src; /* the source it came from (the L2's L1 can change) */
     gm_span *first;    /* the lowest span: merging keeps the lower one, so it never dies */
+    uint64_t idle_stamp; /* the allocator's stamp when the chunk last became wholly idle */
     struct gm_chunk *prev, *next;
 } gm_chunk;
 
@@ -61,6 +65,9 @@ struct gm_span {
     gm_span *prev_buddy, *next_buddy; /* address neighbours inside the chunk */
     gm_span *lprev, *lnext;           /* layer list while free; lnext links spare structs */
     bool free;
+    /* a small block carved out of a page (subpage.h): its page and its units; NULL otherwise */
+    struct gm_subpage *sub;
+    uint32_t unit0, units;
 };
 
 static inline void *gm_span_addr(const gm_span *s) { return (void *)s->addr; }
@@ -82,7 +89,25 @@ void gm_scalable_set_source(gm_scalable_allocator *a, const gm_mem_source *src);
 
 /* A span of at least `size` bytes, or NULL (source out of memory, or threshold: recycle first). */
 gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size);
+/* The same from the cache only (never calls the source); NULL when it cannot serve. */
+gm_span *gm_scalable_alloc_cached(gm_scalable_allocator *a, size_t size);
 void gm_scalable_free(gm_scalable_allocator *a, gm_span *s);
+/* Whether an alloc of size would be served from the cache (no source call). */
+bool gm_scalable_can_serve(const gm_scalable_allocator *a, size_t size);
+
+/* ---- moving idle chunks between allocators (cross-stream sharing of the L2 pools) ----------- */
+
+/* The value a chunk's idle_stamp takes when it becomes wholly idle from now on (default 0). */
+void gm_scalable_set_stamp(gm_scalable_allocator *a, uint64_t stamp);
+/* Removes and returns a wholly idle chunk of at least `size` bytes whose idle_stamp is below
+ * `stamp_below` — the shortest found among the first few of each layer — or NULL. The chunk
+ * keeps its memory and source; the caller hands it to gm_scalable_adopt. */
+gm_chunk *gm_scalable_take_idle_chunk(gm_scalable_allocator *a, size_t size, uint64_t stamp_below);
+/* The bytes of the chunk gm_scalable_take_idle_chunk would take, or 0 (nothing taken). */
+size_t gm_scalable_idle_chunk_fit(const gm_scalable_allocator *a, size_t size, uint64_t stamp_below);
+/* Takes c (from gm_scalable_take_idle_chunk of another allocator) as an idle chunk of a's own;
+ * 0, or -1 when out of memory (c is then left to the caller). */
+int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c);
 /* Returns every idle whole chunk to its source; the bytes returned. */
 size_t gm_scalable_recycle(gm_scalable_allocator *a);
 

@@ -23,23 +23,6 @@ static bool erase_if_done(gm_version_blocks *vb, size_t i, uint64_t all_bits)
     return false;
 }
 
-bool gm_version_blocks_find_next(gm_version_blocks *vb, size_t *it, uint32_t dst, uint64_t all_bits,
-                                 gm_version_block *out)
-{
-    const uint64_t bit = gm_vb_to_bit(dst);
-    for (size_t i = *it; i < vb->n;) {
-        if (erase_if_done(vb, i, all_bits)) continue;
-        gm_version_block *e = &vb->v[i++];
-        if (e->sent_flags & bit) continue;
-        e->sent_flags |= bit;
-        *out = *e;
-        *it = i;
-        return true;
-    }
-    *it = vb->n;
-    return false;
-}
-
 bool gm_version_blocks_find_next_for_all(gm_version_blocks *vb, size_t *it, uint64_t all_bits,
                                          gm_version_block *out)
 {

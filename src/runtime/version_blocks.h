@@ -48,9 +48,28 @@ int gm_version_blocks_push(gm_version_blocks *vb, gm_versioned *block);
 
 /* FindNext for destination stream dst, starting at *it: erases stale entries and entries already
  * sent to all (sent_flags == all_bits), skips entries already sent to dst, and stops at the first
- * other one, marking it sent to dst and copying it to *out. Returns false at the end. */
-bool gm_version_blocks_find_next(gm_version_blocks *vb, size_t *it, uint32_t dst, uint64_t all_bits,
-                                 gm_version_block *out);
+ * other one, marking it sent to dst and copying it to *out. Returns false at the end. Inline: every
+ * event send runs it over the sender's whole list. */
+static inline bool gm_version_blocks_find_next(gm_version_blocks *vb, size_t *it, uint32_t dst, uint64_t all_bits,
+                                               gm_version_block *out)
+{
+    const uint64_t bit = gm_vb_to_bit(dst);
+    for (size_t i = *it; i < vb->n;) {
+        gm_version_block *e = &vb->v[i];
+        if (e->version != e->block->version || e->sent_flags == all_bits) {
+            *e = vb->v[--vb->n]; /* erase: the last entry moves in and is looked at next */
+            continue;
+        }
+        i++;
+        if (e->sent_flags & bit) continue;
+        e->sent_flags |= bit;
+        *out = *e;
+        *it = i;
+        return true;
+    }
+    *it = vb->n;
+    return false;
+}
 /* FindNextForAll: as FindNext without the per-destination skip and mark (end of execution). */
 bool gm_version_blocks_find_next_for_all(gm_version_blocks *vb, size_t *it, uint64_t all_bits,
                                          gm_version_block *out);
