@@ -45,15 +45,25 @@ static bool well_formed(const gm_plan_items *it, const gm_plan *p, const gm_plan
     return ok;
 }
 
-/* Would the group's links agree with those taken? (next/prev: -1 none) */
-static bool agrees(const gm_plan_group *c, const int32_t *next, const int32_t *prev, int32_t *uf)
+/* Would the group's links agree with those taken? Each new link must join a tail to a head
+ * (next/prev: -1 none), and the walk along the group must never come back into a chain it has
+ * left: the links taken are disjoint paths, so entering one of them twice would close a cycle
+ * that no layout satisfies (an atomic group [a b c] after a concat's chain c -> a). mark holds
+ * the chains entered, by root: all 0 on entry and on return. */
+static bool agrees(const gm_plan_group *c, const int32_t *next, const int32_t *prev, int32_t *uf, unsigned char *mark)
 {
-    for (size_t j = 0; j + 1 < c->n; j++) {
+    bool ok = true;
+    size_t j = 0;
+    mark[root(uf, c->members[0])] = 1;
+    for (; j + 1 < c->n && ok; j++) {
         int32_t a = c->members[j], b = c->members[j + 1];
-        if (next[a] == b) continue; /* already linked so */
-        if (next[a] >= 0 || prev[b] >= 0 || root(uf, a) == root(uf, b)) return false;
+        if (next[a] == b) continue; /* already linked so: the walk stays in its chain */
+        int32_t rb = root(uf, b);
+        if (next[a] >= 0 || prev[b] >= 0 || mark[rb]) ok = false;
+        else mark[rb] = 1;
     }
-    return true;
+    for (size_t i = 0; i <= j && i < c->n; i++) mark[root(uf, c->members[i])] = 0;
+    return ok;
 }
 
 gm_status gm_plan_chain_groups(gm_plan_items *it, const gm_plan *p)
@@ -66,10 +76,11 @@ gm_status gm_plan_chain_groups(gm_plan_items *it, const gm_plan *p)
     gm_status st = GM_ERR_NOMEM;
     if (!next || !prev || !uf || !mark) goto out;
     for (size_t s = 0; s < p->n_symbols; s++) next[s] = prev[s] = -1, uf[s] = (int32_t)s, it->sym_group[s] = -1;
-    /* a tentative union on a copy would be dearer than checking first: agrees() reads only */
+    /* a tentative union on a copy would be dearer than checking first: agrees() only reads
+     * the links (and path-halves the union-find, which keeps its sets) */
     for (size_t g = 0; g < it->n_groups; g++) {
         gm_plan_group *c = &it->groups[g];
-        c->usable = well_formed(it, p, c, mark) && agrees(c, next, prev, uf);
+        c->usable = well_formed(it, p, c, mark) && agrees(c, next, prev, uf, mark);
         for (size_t j = 0; c->usable && j + 1 < c->n; j++) {
             int32_t a = c->members[j], b = c->members[j + 1];
             if (next[a] == b) continue;
