@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/symbols.h"
+#include "io/json_split.h"
 #include "util/alloc.h"
 #include "graphmem/io.h"
 #include "graphmem/plan.h"
@@ -548,6 +549,184 @@ static void test_symbol_table_plan_of_example(void **state)
     gm_model_free(m);
 }
 
+
+/* ---- reading the plan element by element (verify_read.c, verify_fast.c) ------------------ */
+
+/* The scan finds the arrays at key paths from the root, and only those. */
+static void test_split_scan_paths(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"symbols", "order", "summary/lower_bound_witness"};
+    char *t = q("{'x':{'symbols':[1,2]},'summary':{'a':[0],'lower_bound_witness':['A', 'B']},"
+                "'symbols':[{'id':'A','anchors':[]} , {'id':'B,]'}],'order':[],'z':[{'order':[5]}]}");
+    gm_json_split sp = {0};
+    assert_int_equal(gm_json_split_scan_paths(t, strlen(t), paths, 3, &sp), GM_JSON_SPLIT_OK);
+    assert_int_equal(sp.n_arrays, 3);
+    assert_int_equal(sp.arrays[0].path, 2); /* the witness, first in the text */
+    assert_int_equal(sp.arrays[0].count, 2);
+    assert_int_equal(sp.arrays[1].path, 0);
+    assert_int_equal(sp.arrays[1].count, 2);
+    assert_int_equal(sp.arrays[2].path, 1);
+    assert_int_equal(sp.arrays[2].count, 0);
+    size_t b, e;
+    gm_json_split_element(&sp, &sp.arrays[1], 1, &b, &e);
+    assert_int_equal(e - b, strlen(" {'id':'B,]'}"));
+    assert_memory_equal(t + b, " {\"id\":\"B,]\"}", e - b);
+    gm_json_split_free(&sp);
+    free(t);
+    /* escapes inside strings: a backslash that ends a string, an escaped quote and bracket */
+    const char *bs = "{\"symbols\":[{\"id\":\"B\\\\\"},{\"id\":\"q\\\"],\"}, 7]}";
+    assert_int_equal(gm_json_split_scan_paths(bs, strlen(bs), paths, 3, &sp), GM_JSON_SPLIT_OK);
+    assert_int_equal(sp.n_arrays, 1);
+    assert_int_equal(sp.arrays[0].count, 3);
+    gm_json_split_element(&sp, &sp.arrays[0], 1, &b, &e);
+    assert_memory_equal(bs + b, "{\"id\":\"q\\\"],\"}", e - b);
+    gm_json_split_free(&sp);
+    /* a key on the path written with an escape: cJSON would unescape it, the scan cannot */
+    const char *esc = "{\"sym\\u0062ols\":[1]}";
+    assert_int_equal(gm_json_split_scan_paths(esc, strlen(esc), paths, 3, &sp), GM_JSON_SPLIT_GIVE_UP);
+    gm_json_split_free(&sp);
+    /* unbalanced */
+    assert_int_equal(gm_json_split_scan_paths("{\"order\":[", 10, paths, 3, &sp), GM_JSON_SPLIT_GIVE_UP);
+    gm_json_split_free(&sp);
+}
+
+/* s with its first `from` replaced by `to` (malloc'd). */
+static char *replaced(const char *s, const char *from, const char *to)
+{
+    const char *at = strstr(s, from);
+    assert_non_null(at);
+    size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+    char *r = malloc(n);
+    snprintf(r, n, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+    return r;
+}
+
+/* Verdicts of one plan written several ways: counts per kind, and the first problem. */
+static void same_verdict(const gm_model *m, const char *a_sq, const char *b_sq)
+{
+    gm_plan_verdict va, vb;
+    verify(m, a_sq, &va);
+    verify(m, b_sq, &vb);
+    assert_int_equal(va.n_problems, vb.n_problems);
+    assert_int_equal(va.symbols, vb.symbols);
+    assert_int_equal(va.bytes, vb.bytes);
+    assert_int_equal(va.extent_bytes, vb.extent_bytes);
+    for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) assert_int_equal(va.by_kind[k], vb.by_kind[k]);
+    for (size_t i = 0; i < va.n_problems; i++) assert_string_equal(va.problems[i].message, vb.problems[i].message);
+    gm_plan_verdict_free(&va);
+    gm_plan_verdict_free(&vb);
+}
+
+/* The planner's compact form is read without cJSON; the same plan pretty-printed, with its
+ * keys moved, extra fields, or numbers written as floats goes (in part) through cJSON, and
+ * with an escaped root key it is read whole: the verdicts must not differ. */
+static void test_fast_and_cjson_readers_agree(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    for (int bad = 0; bad < 2; bad++) {
+        const char *plan = plan_two(buf, sizeof buf, 0, 1024, bad ? 512 : 1024, true);
+        /* pretty-printed by cJSON: tabs and new lines everywhere */
+        char *dq = q(plan);
+        cJSON *root = cJSON_Parse(dq);
+        char *pretty = cJSON_Print(root);
+        for (char *p = pretty; *p; p++)
+            if (*p == '"') *p = '\'';
+        same_verdict(m, plan, pretty);
+        /* moved keys, an unknown field of every kind, null offsets, a float size, an escape */
+        char *o1 = replaced(plan, "{'id':'X','anchors'", "{'extra':{'a':[1,-2,true,null,'s']},'anchors'");
+        char *o2 = replaced(o1, "'offset':0,'size':1024}", "'offset':0,'size':1024.0,'id':'X'}");
+        char *odd = replaced(o2, "{'node':'b','out':0}", "{'node':'\\u0062','out':0,'offset':null}");
+        free(o1);
+        free(o2);
+        same_verdict(m, plan, odd);
+        /* an escaped key in the root: the scan gives up and cJSON reads the whole text */
+        char *whole = replaced(plan, "{'graphmem_plan'", "{'\\u0078':0,'graphmem_plan'");
+        same_verdict(m, plan, whole);
+        same_verdict(m, whole, odd);
+        free(whole);
+        free(odd);
+        cJSON_free(pretty);
+        cJSON_Delete(root);
+        free(dq);
+    }
+    gm_model_free(m);
+}
+
+/* Errors inside a split array are told as the whole text's reading tells them: the file, the
+ * byte, the symbol's number and id. */
+static void test_errors_inside_split_arrays(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    gm_plan_verdict v;
+    gm_error err;
+    /* a syntax error in the second symbol: the byte cJSON stops at in the whole text */
+    char *p = q(plan_two(buf, sizeof buf, 0, 1024, 1024, true));
+    char *s = strstr(p, "{\"id\":\"A\"");
+    s[strlen("{\"id\":\"A\"")] = ';';
+    assert_null(cJSON_ParseWithLength(p, strlen(p)));
+    size_t at = (size_t)(cJSON_GetErrorPtr() - p);
+    char want[128];
+    snprintf(want, sizeof want, "p.json: not valid JSON (near byte %zu)", at);
+    assert_int_equal(gm_plan_verify_json(m, p, strlen(p), "p.json", &v, &err), GM_ERR_INPUT);
+    assert_string_equal(err.message, want);
+    free(p);
+    /* a wrong field of symbol 2 (B) behind a syntax error in the order: the order's comes first
+     * in the text, and the whole reading reports it */
+    char *p0 = q(plan_two(buf, sizeof buf, 0, 1024, 1024, true));
+    p = replaced(p0, "\"size\":1024},{\"id\":\"A2\"", "\"size\":-1024},{\"id\":\"A2\"");
+    free(p0);
+    assert_int_equal(gm_plan_verify_json(m, p, strlen(p), "p.json", &v, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "symbol 'B' (number 2): \"size\" must be a non-negative integer"));
+    char *o = malloc(strlen(p) + 64);
+    snprintf(o, strlen(p) + 64, "{\"order\":[\"x\",,\"a\"],%s", p + 1);
+    assert_int_equal(gm_plan_verify_json(m, o, strlen(o), "p.json", &v, &err), GM_ERR_INPUT);
+    assert_string_equal(err.message, "p.json: not valid JSON (near byte 14)");
+    free(o);
+    free(p);
+    /* "symbols" twice: cJSON reads the first, so must the verifier */
+    p = q("{'graphmem_plan':1,'symbols':5,'symbols':[]}");
+    assert_int_equal(gm_plan_verify_json(m, p, strlen(p), "p.json", &v, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "\"symbols\" is missing or not an array"));
+    free(p);
+    /* a witness entry that is no symbol, and one not a string */
+    p = q(plan_two(buf, sizeof buf, 0, 1024, 1024, true));
+    o = malloc(strlen(p) + 128);
+    snprintf(o, strlen(p) + 128,
+             "{\"summary\":{\"lower_bound_bytes\":0,\"lower_bound_witness\":[\"A\", \"nope\", 7]},%s", p + 1);
+    assert_int_equal(gm_plan_verify_json(m, o, strlen(o), "p.json", &v, &err), GM_OK);
+    assert_int_equal(v.by_kind[GM_PLAN_P_BOUND], 2);
+    assert_non_null(strstr(v.problems[0].message, "names no symbol of the plan: nope"));
+    assert_non_null(strstr(v.problems[1].message, "(not a string)"));
+    gm_plan_verdict_free(&v);
+    free(o);
+    free(p);
+    gm_model_free(m);
+}
+
+/* Batch labels run exclusively: symbols of two labels may overlap, of one label may not. */
+static void test_batch_labels(void **state)
+{
+    (void)state;
+    char buf[4096];
+    gm_model *m = two_streams("");
+    const char *plan = plan_two(buf, sizeof buf, 0, 1024, 512, true); /* A and B overlap, unordered */
+    char *a1 = replaced(plan, "'offset':0,'size':1024},{'id':'B'",
+                        "'offset':0,'size':1024,'batch_label':'b1'},{'id':'B'");
+    char *two = replaced(a1, "'offset':512,'size':1024}", "'offset':512,'size':1024,'batch_label':'b2'}");
+    char *one = replaced(a1, "'offset':512,'size':1024}", "'offset':512,'size':1024,'batch_label':'b1'}");
+    expect_ok(m, two);
+    expect_only(m, one, GM_PLAN_P_OVERLAP, "A", "B");
+    free(a1);
+    free(two);
+    free(one);
+    gm_model_free(m);
+}
+
 /* ---- bad files ------------------------------------------------------------------------- */
 
 static void test_malformed_plan_file(void **state)
@@ -631,6 +810,10 @@ int main(void)
         cmocka_unit_test(test_loop_split_symbol),
         cmocka_unit_test(test_value_used_inside_and_outside_loop),
         cmocka_unit_test(test_symbol_table_plan_of_example),
+        cmocka_unit_test(test_split_scan_paths),
+        cmocka_unit_test(test_fast_and_cjson_readers_agree),
+        cmocka_unit_test(test_errors_inside_split_arrays),
+        cmocka_unit_test(test_batch_labels),
         cmocka_unit_test(test_malformed_plan_file),
         cmocka_unit_test(test_bad_order),
         cmocka_unit_test(test_allocation_failures),

@@ -91,16 +91,9 @@ void gm_jw_close(gm_jw *w, char c)
     gm_jw_put(w, &c, 1);
 }
 
-/* A JSON string. The text must be UTF-8: the output has to be readable back. */
-void gm_jw_str(gm_jw *w, const char *s)
+/* The escaping path of gm_jw_str: s[0, n) is valid UTF-8 with something to escape. */
+static void put_escaped(gm_jw *w, const char *s, size_t n)
 {
-    gm_jw_item(w);
-    size_t n = strlen(s);
-    if (!gm_utf8_valid(s, n, NULL)) {
-        gm_jw_fail(w, "a name or string is not valid UTF-8");
-        return;
-    }
-    gm_jw_put(w, "\"", 1);
     size_t run = 0; /* bytes copied as they are, flushed before each escape */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -129,7 +122,41 @@ void gm_jw_str(gm_jw *w, const char *s)
         gm_jw_puts(w, esc);
     }
     gm_jw_put(w, s + n - run, run);
-    gm_jw_put(w, "\"", 1);
+}
+
+/* Printable ASCII (0x20..0x7f: one unsigned comparison) but quote and backslash: copied as
+ * it is. NUL is not, so a run of them ends at the end of a plain string. */
+static inline bool plain_byte(unsigned char c) { return (unsigned char)(c - 0x20) < 0x60 && c != '"' && c != '\\'; }
+
+/* A JSON string. The text must be UTF-8: the output has to be readable back. Names are nearly
+ * always printable ASCII with nothing to escape: one pass finds that and copies them whole. */
+void gm_jw_str(gm_jw *w, const char *s)
+{
+    gm_jw_item(w);
+    size_t n = 0;
+    while (plain_byte((unsigned char)s[n])) n++;
+    bool plain = !s[n];
+    if (!plain) n += strlen(s + n);
+    if (!plain) {
+        if (!gm_utf8_valid(s, n, NULL)) {
+            gm_jw_fail(w, "a name or string is not valid UTF-8");
+            return;
+        }
+        gm_jw_put(w, "\"", 1);
+        put_escaped(w, s, n);
+        gm_jw_put(w, "\"", 1);
+        return;
+    }
+    if (w->st != GM_OK) return;
+    if (w->len + n + 3 > w->cap && gm_grow((void **)&w->buf, 1, w->len + n + 3, &w->cap)) {
+        w->st = GM_ERR_NOMEM;
+        return;
+    }
+    w->buf[w->len++] = '"';
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len++] = '"';
+    w->buf[w->len] = '\0';
 }
 
 void gm_jw_key(gm_jw *w, const char *k)
@@ -140,12 +167,19 @@ void gm_jw_key(gm_jw *w, const char *k)
     w->after_key = true;
 }
 
+/* Decimal digits by hand: snprintf's format parsing was a tenth of writing a big plan. */
 void gm_jw_int(gm_jw *w, int64_t v)
 {
-    char b[32];
+    char b[24];
+    size_t k = sizeof b;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        b[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) b[--k] = '-';
     gm_jw_item(w);
-    snprintf(b, sizeof b, "%" PRId64, v);
-    gm_jw_puts(w, b);
+    gm_jw_put(w, b + k, sizeof b - k);
 }
 
 void gm_jw_bool(gm_jw *w, bool v)

@@ -1,5 +1,6 @@
 /*
- * json_split.c — a structural scan that finds the node lists of a model text.
+ * json_split.c — a structural scan that finds the node lists of a model text (and, by key
+ * paths, the big arrays of a plan text for the verifier: gm_json_split_scan_paths).
  *
  * Why: parsed in one go, a 200,000-node model becomes ~3 M cJSON items (~325 MB) that live only
  * until the walk has copied them into the IR, and freeing them all at once sets glibc's malloc
@@ -40,11 +41,16 @@ typedef struct key_state {
  * ends. A backslash always takes the next byte with it, so an escaped quote is skipped. */
 static size_t string_end(const char *t, size_t len, size_t open)
 {
+    /* memchr to the next quote (the text is mostly strings), then: a quote is escaped when an
+     * odd number of backslashes runs up to it (each backslash takes the next byte) */
     size_t i = open + 1;
     while (i < len) {
-        char c = t[i];
-        if (c == '"') return i;
-        i += c == '\\' ? 2 : 1;
+        const char *q = memchr(t + i, '"', len - i);
+        if (!q) return len;
+        size_t e = (size_t)(q - t), k = e;
+        while (k > open + 1 && t[k - 1] == '\\') k--;
+        if ((e - k) % 2 == 0) return e;
+        i = e + 1;
     }
     return len;
 }
@@ -123,7 +129,7 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
                         if (out->n_arrays == out->cap_arrays &&
                             gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
                             return GM_JSON_SPLIT_NOMEM;
-                        out->arrays[out->n_arrays++] = (gm_json_array_split){i, 0, out->n_ends, 0};
+                        out->arrays[out->n_arrays++] = (gm_json_array_split){i, 0, out->n_ends, 0, 0};
                     }
                 }
             }
@@ -153,6 +159,141 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
         }
         k = depth == on_path && (depth == AT_ROOT || depth == AT_ELEMENT) ? &keys[depth / 2] : NULL;
         in_inner = depth == AT_INNER && on_path == AT_INNER;
+    }
+    return depth == 0 ? GM_JSON_SPLIT_OK : GM_JSON_SPLIT_GIVE_UP;
+}
+
+/* ---- arrays at key paths from the root ---------------------------------------------------- */
+
+typedef struct path_keys {
+    const char *key[GM_JSON_SPLIT_MAX_KEYS];
+    size_t len[GM_JSON_SPLIT_MAX_KEYS];
+    size_t n;
+} path_keys;
+
+/* Splits each path at its '/'; false for more paths or keys than allowed, or an empty key. */
+static bool parse_paths(const char *const *paths, size_t n_paths, path_keys *pk)
+{
+    if (n_paths > GM_JSON_SPLIT_MAX_PATHS) return false;
+    for (size_t p = 0; p < n_paths; p++) {
+        pk[p].n = 0;
+        for (const char *s = paths[p];;) {
+            const char *slash = strchr(s, '/');
+            size_t l = slash ? (size_t)(slash - s) : strlen(s);
+            if (!l || pk[p].n == GM_JSON_SPLIT_MAX_KEYS) return false;
+            pk[p].key[pk[p].n] = s;
+            pk[p].len[pk[p].n++] = l;
+            if (!slash) break;
+            s = slash + 1;
+        }
+    }
+    return true;
+}
+
+/* The paths of `alive` whose key at `level` is the raw key k. */
+static unsigned paths_with_key(const path_keys *pk, size_t n_paths, unsigned alive, size_t level, const char *t,
+                               const key_state *k)
+{
+    unsigned m = 0;
+    for (size_t p = 0; p < n_paths; p++)
+        if ((alive >> p & 1) && pk[p].n > level && pk[p].len[level] == k->len &&
+            memcmp(pk[p].key[level], t + k->begin, k->len) == 0)
+            m |= 1u << p;
+    return m;
+}
+
+static bool record_array(gm_json_split *out, size_t open, size_t path)
+{
+    if (out->n_arrays == out->cap_arrays &&
+        gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
+        return false;
+    out->arrays[out->n_arrays++] = (gm_json_array_split){open, 0, out->n_ends, 0, path};
+    return true;
+}
+
+/* The same walk as gm_json_split_scan; the open containers on the path are the root object
+ * (level 0), the objects at its keys down a path (levels 1..), and last, when one is being
+ * recorded, an array at a path's end. alive[l] holds the paths still possible at level l. */
+gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, const char *const *paths,
+                                              size_t n_paths, gm_json_split *out)
+{
+    path_keys pk[GM_JSON_SPLIT_MAX_PATHS];
+    if (!parse_paths(paths, n_paths, pk)) return GM_JSON_SPLIT_GIVE_UP;
+    uint8_t is_object[CJSON_NESTING_LIMIT / 8 + 1];
+    size_t depth = 0, on_path = 0;
+    key_state keys[GM_JSON_SPLIT_MAX_KEYS + 1] = {{0}};
+    unsigned alive[GM_JSON_SPLIT_MAX_KEYS + 1] = {0};
+    bool recording = false; /* the deepest container on the path is a recorded array */
+    key_state *k = NULL;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        switch (c) {
+        case '"': {
+            size_t e = string_end(text, len, i);
+            if (e == len) return GM_JSON_SPLIT_GIVE_UP;
+            if (k && k->want) {
+                if (memchr(text + i + 1, '\\', e - i - 1)) return GM_JSON_SPLIT_GIVE_UP;
+                k->begin = i + 1;
+                k->len = e - i - 1;
+                k->want = false;
+            }
+            i = e;
+            continue;
+        }
+        case '{':
+        case '[':
+            if (depth == CJSON_NESTING_LIMIT) return GM_JSON_SPLIT_GIVE_UP;
+            if (c == '{') is_object[depth / 8] |= (uint8_t)(1u << depth % 8);
+            else is_object[depth / 8] &= (uint8_t)~(1u << depth % 8);
+            if (depth == 0 && c == '{') {
+                on_path = 1;
+                alive[0] = n_paths ? (unsigned)((1ull << n_paths) - 1) : 0;
+                keys[0] = (key_state){0, 0, true};
+            } else if (k && depth == on_path) {
+                /* a value directly in an object on the path, k its key */
+                size_t level = depth - 1;
+                unsigned m = paths_with_key(pk, n_paths, alive[level], level, text, k);
+                for (size_t p = 0; c == '[' && p < n_paths && !recording; p++)
+                    if ((m >> p & 1) && pk[p].n == level + 1) {
+                        if (!record_array(out, i, p)) return GM_JSON_SPLIT_NOMEM;
+                        recording = true;
+                        on_path++;
+                    }
+                unsigned deeper = 0;
+                for (size_t p = 0; c == '{' && p < n_paths; p++)
+                    if ((m >> p & 1) && pk[p].n > level + 1) deeper |= 1u << p;
+                if (deeper) {
+                    alive[level + 1] = deeper;
+                    keys[level + 1] = (key_state){0, 0, true};
+                    on_path++;
+                }
+            }
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (depth == 0) return GM_JSON_SPLIT_GIVE_UP;
+            depth--;
+            if (((is_object[depth / 8] >> depth % 8) & 1) != (c == '}')) return GM_JSON_SPLIT_GIVE_UP;
+            if (on_path == depth + 1) {
+                if (recording && !close_array(out, text, i)) return GM_JSON_SPLIT_NOMEM;
+                recording = false;
+                on_path--;
+            }
+            if (depth == 0) return GM_JSON_SPLIT_OK;
+            break;
+        case ',':
+            if (recording && depth == on_path) {
+                if (!push_end(out, i)) return GM_JSON_SPLIT_NOMEM;
+            } else if (k) {
+                k->want = true;
+            }
+            continue;
+        default:
+            continue;
+        }
+        k = depth == on_path && depth > 0 && !recording ? &keys[depth - 1] : NULL;
     }
     return depth == 0 ? GM_JSON_SPLIT_OK : GM_JSON_SPLIT_GIVE_UP;
 }

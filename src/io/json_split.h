@@ -15,6 +15,7 @@
 typedef struct gm_json_array_split {
     size_t open, close;
     size_t first, count;
+    size_t path; /* gm_json_split_scan_paths: which of its paths led here (0 for gm_json_split_scan) */
 } gm_json_array_split;
 
 typedef struct gm_json_split {
@@ -39,6 +40,19 @@ typedef enum gm_json_split_result {
  * gm_json_split_free whatever the result. */
 gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char *outer, const char *inner,
                                         gm_json_split *out);
+
+/* At most this many paths, of at most this many keys, for gm_json_split_scan_paths. */
+enum { GM_JSON_SPLIT_MAX_PATHS = 8, GM_JSON_SPLIT_MAX_KEYS = 4 };
+
+/* Records every array at one of `paths` (n_paths of them), in document order, empty ones too,
+ * each tagged with its path's number. A path is a chain of object keys from the root object,
+ * separated by '/': "symbols" is the array at root -> "symbols", "summary/witness" the one at
+ * root -> "summary" (an object) -> "witness". An array found again on the same path (a
+ * duplicate key) is recorded again: the caller decides. Gives up as gm_json_split_scan does,
+ * and also on a path key of an object on the way written with a backslash. *out must be
+ * zeroed; free it with gm_json_split_free whatever the result. */
+gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, const char *const *paths,
+                                              size_t n_paths, gm_json_split *out);
 
 /* [*begin, *end) of element i of array a. */
 void gm_json_split_element(const gm_json_split *s, const gm_json_array_split *a, size_t i, size_t *begin,

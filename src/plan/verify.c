@@ -1,8 +1,9 @@
 /*
  * verify.c — `graphmem verify`: checks a memory plan (spec/plan-format.md) against a model,
- * independently of the planner. It reads the plan with cJSON and the model through the IR; it
- * never builds the planner's symbol table (analysis/symbols.h), so a planner bug cannot
- * vouch for itself. What must share an address is asked of analysis/ref.h (GE's
+ * independently of the planner. It reads the plan with cJSON (verify_read.c: element by element
+ * for the big arrays; verify_fast.c: the planner's own symbol form without cJSON) and the model
+ * through the IR; it never builds the planner's symbol table (analysis/symbols.h), so a planner
+ * bug cannot vouch for itself. What must share an address is asked of analysis/ref.h (GE's
  * IsRefFromInput), the same rules the model format defines.
  *
  * Checks, in order:
@@ -20,12 +21,11 @@
  *  6. continuous groups;
  *  7. the claimed lower bound against its witness (verify_bound.c).
  *
- * Cost: O(V + E + anchors + S log S) for 1-4 and 6 (S symbols); the overlap check is a sweep over address
- * boundaries, O(S log S) to sort plus, per symbol entering or leaving the sweep, a binary
- * search, an insertion into the active array (memmove: O(active)) and at most two
- * happens-before tests of O((accesses of both) x streams touched). See verify_order.c.
+ * Cost: O(V + E + anchors + S log S) for 1-4 and 6 (S symbols; ids are hashed); the overlap
+ * check is a sweep over address boundaries, O(S log S) to sort plus, per symbol entering or
+ * leaving the sweep, O(log S) in the active set and at most two happens-before tests of
+ * O((accesses of both) x streams touched). See verify_order.c.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,193 +90,6 @@ gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_
         if (gm_vfy_problem(__VA_ARGS__) != GM_OK) return GM_ERR_NOMEM;  \
     } while (0)
 
-/* ---- parsing --------------------------------------------------------------------------- */
-
-/* JSON numbers are doubles: accept only integral values that a double holds exactly. */
-static bool json_int(const cJSON *o, int64_t *out)
-{
-    if (!cJSON_IsNumber(o)) return false;
-    double d = o->valuedouble;
-    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0) return false;
-    *out = (int64_t)d;
-    return true;
-}
-
-static int region_kind(const char *name)
-{
-    if (!strcmp(name, "feature_map")) return GM_VFY_R_FM;
-    if (!strcmp(name, "zero_copy")) return GM_VFY_R_ZC;
-    if (!strcmp(name, "fixed")) return GM_VFY_R_FIXED;
-    if (!strcmp(name, "dynamic")) return GM_VFY_R_DYN;
-    return -1;
-}
-
-/* The region a symbol names: listed ones by (name, memory type); one not listed gets GE's
- * default alignment and no size bound (a plan need not list the fixed or dynamic region). */
-static int32_t find_region(gm_vfy *c, const char *name, gm_mem_type mt)
-{
-    for (size_t i = 0; i < c->n_regs; i++)
-        if (!strcmp(c->regs[i].name, name) && c->regs[i].mt == mt) return (int32_t)i;
-    if (c->n_regs == c->cap_regs) {
-        size_t cap = c->cap_regs;
-        if (gm_grow((void **)&c->regs, sizeof *c->regs, c->n_regs + 1, &cap)) return -2;
-        c->cap_regs = cap;
-    }
-    c->regs[c->n_regs] = (gm_vfy_region){name, mt, 0, 512, region_kind(name), false, 0};
-    return (int32_t)c->n_regs++;
-}
-
-static gm_status parse_regions(gm_vfy *c, const cJSON *regions, gm_error *err)
-{
-    if (!regions) return GM_OK;
-    if (!cJSON_IsArray(regions)) return gm_error_set(err, GM_ERR_INPUT, "%s: \"regions\" must be an array", c->src);
-    size_t i = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, regions) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
-        const cJSON *mtj = cJSON_GetObjectItemCaseSensitive(r, "memory_type");
-        gm_mem_type mt = GM_MEM_HBM;
-        int64_t size = 0, align = 512;
-        if (!cJSON_IsString(name))
-            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu has no string \"name\"", c->src, i);
-        if (mtj && (!cJSON_IsString(mtj) || !gm_mem_type_from_name(mtj->valuestring, &mt)))
-            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: unknown \"memory_type\"", c->src, i);
-        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(r, "size");
-        const cJSON *al = cJSON_GetObjectItemCaseSensitive(r, "align");
-        if (sz && (!json_int(sz, &size) || size < 0))
-            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: \"size\" must be a non-negative integer",
-                                c->src, i);
-        if (al && (!json_int(al, &align) || align <= 0))
-            return gm_error_set(err, GM_ERR_INPUT, "%s: region %zu: \"align\" must be a positive integer", c->src, i);
-        int32_t k = find_region(c, name->valuestring, mt);
-        if (k < 0) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-        c->regs[k].size = size;
-        c->regs[k].align = align;
-        c->regs[k].listed = true;
-        c->v->region_bytes += size;
-        i++;
-    }
-    return GM_OK;
-}
-
-/* A malformed symbol: the file, the symbol's id and number, what is wrong. */
-static gm_status sym_bad(const gm_vfy *c, gm_error *err, size_t i, const char *id, const char *what)
-{
-    return gm_error_set(err, GM_ERR_INPUT, "%s: symbol '%s' (number %zu)%s", c->src, id, i, what);
-}
-
-static gm_status parse_anchor(gm_vfy *c, const cJSON *a, size_t si, gm_vfy_anchor *out, gm_error *err)
-{
-    const cJSON *node = cJSON_GetObjectItemCaseSensitive(a, "node");
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, "out");
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(a, "in");
-    const cJSON *off = cJSON_GetObjectItemCaseSensitive(a, "offset");
-    int64_t idx;
-    if (!cJSON_IsString(node))
-        return sym_bad(c, err, si, c->syms[si].id, ": an anchor has no string \"node\"");
-    if ((o != NULL) == (in != NULL) || !json_int(o ? o : in, &idx) || idx < 0 || idx > INT32_MAX)
-        return sym_bad(c, err, si, c->syms[si].id, ": an anchor needs one non-negative \"out\" or \"in\"");
-    memset(out, 0, sizeof *out);
-    out->name = node->valuestring;
-    out->index = (uint32_t)idx;
-    out->out = o != NULL;
-    out->sym = (int32_t)si;
-    if (off && !cJSON_IsNull(off)) {
-        if (!json_int(off, &out->offset) || out->offset < 0)
-            return sym_bad(c, err, si, c->syms[si].id, ": an anchor's \"offset\" must be a non-negative integer");
-        out->has_offset = true;
-    }
-    return GM_OK;
-}
-
-static gm_status parse_symbols(gm_vfy *c, const cJSON *syms, gm_error *err)
-{
-    if (!cJSON_IsArray(syms))
-        return gm_error_set(err, GM_ERR_INPUT, "%s: \"symbols\" is missing or not an array", c->src);
-    size_t n = (size_t)cJSON_GetArraySize(syms), n_anc = 0;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, syms) {
-        const cJSON *anc = cJSON_GetObjectItemCaseSensitive(s, "anchors");
-        if (cJSON_IsArray(anc)) n_anc += (size_t)cJSON_GetArraySize(anc);
-    }
-    c->syms = gm_calloc(n ? n : 1, sizeof *c->syms);
-    c->anc = gm_calloc(n_anc ? n_anc : 1, sizeof *c->anc);
-    if (!c->syms || !c->anc) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    size_t i = 0;
-    cJSON_ArrayForEach(s, syms) {
-        gm_vfy_sym *y = &c->syms[i];
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
-        if (!cJSON_IsObject(s) || !cJSON_IsString(id))
-            return gm_error_set(err, GM_ERR_INPUT, "%s: symbol %zu has no string \"id\"", c->src, i);
-        y->id = id->valuestring;
-        const cJSON *region = cJSON_GetObjectItemCaseSensitive(s, "region");
-        const cJSON *mtj = cJSON_GetObjectItemCaseSensitive(s, "memory_type");
-        const cJSON *off = cJSON_GetObjectItemCaseSensitive(s, "offset");
-        const cJSON *size = cJSON_GetObjectItemCaseSensitive(s, "size");
-        const cJSON *label = cJSON_GetObjectItemCaseSensitive(s, "batch_label");
-        const cJSON *anc = cJSON_GetObjectItemCaseSensitive(s, "anchors");
-        gm_mem_type mt = GM_MEM_HBM;
-        if (!cJSON_IsString(region))
-            return sym_bad(c, err, i, y->id, " has no string \"region\"");
-        if (mtj && (!cJSON_IsString(mtj) || !gm_mem_type_from_name(mtj->valuestring, &mt)))
-            return sym_bad(c, err, i, y->id, ": unknown \"memory_type\"");
-        if (!json_int(size, &y->size) || y->size < 0)
-            return sym_bad(c, err, i, y->id, ": \"size\" must be a non-negative integer");
-        if (off && !cJSON_IsNull(off)) {
-            if (!json_int(off, &y->offset) || y->offset < 0)
-                return sym_bad(c, err, i, y->id, ": \"offset\" must be a non-negative integer");
-            y->has_offset = true;
-        }
-        if (label && !cJSON_IsString(label) && !cJSON_IsNull(label))
-            return sym_bad(c, err, i, y->id, ": \"batch_label\" must be a string");
-        y->label = cJSON_IsString(label) ? label->valuestring : "";
-        if (!cJSON_IsArray(anc))
-            return sym_bad(c, err, i, y->id, " has no \"anchors\" array");
-        y->region = find_region(c, region->valuestring, mt);
-        if (y->region < 0) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-        y->first_anchor = (uint32_t)c->n_anc;
-        const cJSON *a;
-        cJSON_ArrayForEach(a, anc) {
-            gm_status st = parse_anchor(c, a, i, &c->anc[c->n_anc], err);
-            if (st != GM_OK) return st;
-            c->n_anc++;
-        }
-        y->n_anchors = (uint32_t)(c->n_anc - y->first_anchor);
-        i++;
-    }
-    c->n_syms = i;
-    c->v->symbols = i;
-    return GM_OK;
-}
-
-/* qsort has no context argument in C11; thread-local so verifiers may run side by side */
-static _Thread_local const gm_vfy *g_ids_ctx;
-
-static int by_id(const void *p, const void *q)
-{
-    int32_t a = *(const int32_t *)p, b = *(const int32_t *)q;
-    int r = strcmp(g_ids_ctx->syms[a].id, g_ids_ctx->syms[b].id);
-    return r ? r : (a > b) - (a < b);
-}
-
-/* Symbol ids name the problems: two symbols with one id would make every message ambiguous. */
-static gm_status check_ids(gm_vfy *c)
-{
-    int32_t *ids = gm_malloc((c->n_syms ? c->n_syms : 1) * sizeof *ids);
-    if (!ids) return GM_ERR_NOMEM;
-    for (size_t i = 0; i < c->n_syms; i++) ids[i] = (int32_t)i;
-    g_ids_ctx = c;
-    qsort(ids, c->n_syms, sizeof *ids, by_id);
-    gm_status st = GM_OK;
-    for (size_t i = 1; i < c->n_syms && st == GM_OK; i++)
-        if (!strcmp(c->syms[ids[i - 1]].id, c->syms[ids[i]].id))
-            st = gm_vfy_problem(c, GM_PLAN_P_DUPLICATE, ids[i - 1], ids[i], NULL, -1, false,
-                                "two symbols (numbers %d and %d) have the id '%s'", ids[i - 1], ids[i],
-                                c->syms[ids[i]].id);
-    gm_free(ids);
-    return st;
-}
-
 /* ---- anchors --------------------------------------------------------------------------- */
 
 /* Per-node anchor slots: node topo id -> first out / in slot. */
@@ -328,8 +141,9 @@ static gm_status resolve_anchors(gm_vfy *c)
 {
     for (size_t k = 0; k < c->n_anc; k++) {
         gm_vfy_anchor *a = &c->anc[k];
-        gm_node *n = gm_model_find_node(c->m, a->name);
+        gm_node *n = a->node; /* looked up by name as the plan was read */
         uint32_t count = n ? (a->out ? n->n_out : n->n_in) : 0;
+        a->node = NULL;
         if (!n || a->index >= count) {
             PROBLEM(c, GM_PLAN_P_UNKNOWN_ANCHOR, a->sym, -1, NULL, -1, a->out,
                     n ? "symbol '%s': node '%s' has no %s %u" : "symbol '%s': no node '%s' in the model%s",
@@ -656,9 +470,7 @@ static gm_status check_continuous(gm_vfy *c)
 
 static void vfy_free(gm_vfy *c)
 {
-    gm_free(c->syms);
-    gm_free(c->anc);
-    gm_free(c->regs);
+    gm_vfy_read_free(c);
     gm_free(c->out_base);
     gm_free(c->in_base);
     gm_free(c->out_sym);
@@ -667,6 +479,32 @@ static void vfy_free(gm_vfy *c)
     gm_free(c->in_anc);
     gm_free(c->uf);
     gm_vfy_order_free(c);
+}
+
+/* One verification, the text read split (when it allows) or whole. */
+static gm_status verify_once(const gm_model *m, const char *text, size_t len, const char *src, bool split,
+                             gm_plan_verdict *v, bool *was_split, gm_error *err)
+{
+    memset(v, 0, sizeof *v);
+    gm_vfy c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.src = src;
+    c.v = v;
+    c.n_nodes = gm_model_node_count(m);
+    gm_status st = gm_vfy_read(&c, text, len, split, err);
+    *was_split = c.is_split;
+    if (st == GM_OK && build_slots(&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    gm_status (*const steps[])(gm_vfy *) = {gm_vfy_index_ids, resolve_anchors, check_anchors, check_unrelated,
+                                             check_sizes, check_continuous};
+    for (size_t i = 0; st == GM_OK && i < sizeof steps / sizeof *steps; i++)
+        if (steps[i](&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    if (st == GM_OK) st = gm_vfy_order_check(&c, err);
+    if (st == GM_OK) st = gm_vfy_check_bound(&c, err);
+    for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
+    vfy_free(&c);
+    if (st != GM_OK) gm_plan_verdict_free(v);
+    return st;
 }
 
 gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, const char *source,
@@ -678,42 +516,10 @@ gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, c
     if (!m->sorted)
         return gm_error_set(err, GM_ERR_INTERNAL, "%s: the model must be finalized (sorted) before verifying",
                             gm_model_source(m));
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : 0;
-        return gm_error_set(err, GM_ERR_INPUT, "%s: not valid JSON (near byte %zu)", src, off);
-    }
-    int64_t version;
-    if (!cJSON_IsObject(root) || !json_int(cJSON_GetObjectItemCaseSensitive(root, "graphmem_plan"), &version) ||
-        version != 1) {
-        cJSON_Delete(root);
-        return gm_error_set(err, GM_ERR_INPUT, "%s: not a graphmem plan version 1 (\"graphmem_plan\": 1 expected)",
-                            src);
-    }
-    gm_vfy c;
-    memset(&c, 0, sizeof c);
-    c.m = m;
-    c.src = src;
-    c.v = v;
-    c.n_nodes = gm_model_node_count(m);
-    gm_status st = parse_regions(&c, cJSON_GetObjectItemCaseSensitive(root, "regions"), err);
-    if (st == GM_OK) st = parse_symbols(&c, cJSON_GetObjectItemCaseSensitive(root, "symbols"), err);
-    const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
-    if (st == GM_OK && order && !cJSON_IsArray(order))
-        st = gm_error_set(err, GM_ERR_INPUT, "%s: \"order\" must be an array of node names", src);
-    if (st == GM_OK && build_slots(&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    gm_status (*const steps[])(gm_vfy *) = {check_ids, resolve_anchors, check_anchors, check_unrelated,
-                                             check_sizes, check_continuous};
-    for (size_t i = 0; st == GM_OK && i < sizeof steps / sizeof *steps; i++)
-        if (steps[i](&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    if (st == GM_OK) st = gm_vfy_order_check(&c, order, err);
-    if (st == GM_OK && gm_vfy_check_bound(&c, cJSON_GetObjectItemCaseSensitive(root, "summary")) != GM_OK)
-        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
-    vfy_free(&c);
-    cJSON_Delete(root);
-    if (st != GM_OK) gm_plan_verdict_free(v);
+    bool was_split;
+    gm_status st = verify_once(m, text, len, src, true, v, &was_split, err);
+    /* a bad plan is told as the whole reading tells it (verify_read.c says why) */
+    if (st == GM_ERR_INPUT && was_split) st = verify_once(m, text, len, src, false, v, &was_split, err);
     return st;
 }
 

@@ -9,6 +9,9 @@
  * extension of happens-before) share one point, no two are ordered — if A happened before B,
  * A's last access would precede B's first on every such sequence. Failing that, the pairs are
  * tested one by one (up to a cap, then the bound is reported as unconfirmed).
+ *
+ * The witness names symbols by id: looked up in the verifier's id index (verify_read.c), one
+ * hash probe each.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +20,6 @@
 #include "util/alloc.h"
 
 enum { PAIRWISE_CAP = 2048 };
-
-static _Thread_local const gm_vfy *g_ctx;
-
-static int by_id(const void *p, const void *q)
-{
-    return strcmp(g_ctx->syms[*(const int32_t *)p].id, g_ctx->syms[*(const int32_t *)q].id);
-}
-
-/* The symbol named id, -1 for none (ids: symbol numbers sorted by id). */
-static int32_t find(const gm_vfy *c, const int32_t *ids, const char *id)
-{
-    size_t lo = 0, hi = c->n_syms;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int r = strcmp(c->syms[ids[mid]].id, id);
-        if (r == 0) return ids[mid];
-        if (r < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return -1;
-}
 
 #define BOUND(...)                                                                  \
     do {                                                                            \
@@ -66,56 +48,66 @@ static bool unordered(gm_vfy *c, const int32_t *w, size_t n, bool *confirmed)
     return true;
 }
 
-gm_status gm_vfy_check_bound(gm_vfy *c, const cJSON *summary)
+typedef struct witness_walk {
+    int32_t *w;
+    size_t k;
+    int64_t sum;
+    const char *label;
+} witness_walk;
+
+/* One witness entry: its symbol into ww->w, or a problem. */
+static gm_status witness_entry(gm_vfy *c, const cJSON *it, size_t i, void *ctx)
 {
-    const cJSON *wit = summary ? cJSON_GetObjectItemCaseSensitive(summary, "lower_bound_witness") : NULL;
-    const cJSON *lb = summary ? cJSON_GetObjectItemCaseSensitive(summary, "lower_bound_bytes") : NULL;
-    if (!wit || !cJSON_IsNumber(lb)) return GM_OK;
-    int32_t *ids = gm_malloc((c->n_syms ? c->n_syms : 1) * sizeof *ids);
-    size_t n = (size_t)cJSON_GetArraySize(wit);
-    int32_t *w = gm_malloc((n ? n : 1) * sizeof *w);
-    if (!ids || !w) goto nomem;
-    for (size_t i = 0; i < c->n_syms; i++) ids[i] = (int32_t)i;
-    g_ctx = c;
-    qsort(ids, c->n_syms, sizeof *ids, by_id);
-    size_t k = 0;
-    int64_t sum = 0;
-    const char *label = NULL;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, wit) {
-        int32_t s = cJSON_IsString(it) ? find(c, ids, it->valuestring) : -1;
-        if (s < 0) {
-            BOUND(-1, -1, NULL, -1, false, "lower_bound_witness names no symbol of the plan: %s",
-                  cJSON_IsString(it) ? it->valuestring : "(not a string)");
-            continue;
-        }
-        const gm_vfy_sym *y = &c->syms[s];
-        if (y->region < 0 || c->regs[y->region].kind != GM_VFY_R_FM) {
-            BOUND(s, -1, NULL, -1, false, "lower_bound_witness: symbol '%s' is not in a feature map", y->id);
-            continue;
-        }
-        if (y->label && *y->label) {
-            if (label && strcmp(label, y->label))
-                BOUND(s, -1, NULL, -1, false,
-                      "lower_bound_witness: batch labels '%s' and '%s' run exclusively and may share memory",
-                      label, y->label);
-            label = y->label;
-        }
-        sum += y->size;
-        w[k++] = s;
+    witness_walk *ww = ctx;
+    (void)i;
+    int32_t s = cJSON_IsString(it) ? gm_vfy_find_sym(c, it->valuestring) : -1;
+    if (s < 0) {
+        BOUND(-1, -1, NULL, -1, false, "lower_bound_witness names no symbol of the plan: %s",
+              cJSON_IsString(it) ? it->valuestring : "(not a string)");
+        return GM_OK;
     }
-    bool confirmed = true;
-    if (k && !unordered(c, w, k, &confirmed))
-        BOUND(-1, -1, NULL, -1, false, "lower_bound_witness: %s", confirmed ? "two of its symbols are ordered by "
-              "happens-before, so they may share memory" : "too large to confirm pair by pair");
-    if ((double)sum < lb->valuedouble)
-        BOUND(-1, -1, NULL, -1, false, "lower_bound_bytes %.0f is more than its witness holds (%lld bytes)",
-              lb->valuedouble, (long long)sum);
-    gm_free(ids);
-    gm_free(w);
+    const gm_vfy_sym *y = &c->syms[s];
+    if (y->region < 0 || c->regs[y->region].kind != GM_VFY_R_FM) {
+        BOUND(s, -1, NULL, -1, false, "lower_bound_witness: symbol '%s' is not in a feature map", y->id);
+        return GM_OK;
+    }
+    if (y->label && *y->label) {
+        if (ww->label && strcmp(ww->label, y->label))
+            BOUND(s, -1, NULL, -1, false,
+                  "lower_bound_witness: batch labels '%s' and '%s' run exclusively and may share memory", ww->label,
+                  y->label);
+        ww->label = y->label;
+    }
+    ww->sum += y->size;
+    ww->w[ww->k++] = s;
     return GM_OK;
 nomem:
-    gm_free(ids);
-    gm_free(w);
     return GM_ERR_NOMEM;
+}
+
+gm_status gm_vfy_check_bound(gm_vfy *c, gm_error *err)
+{
+    const cJSON *lb = c->summary ? cJSON_GetObjectItemCaseSensitive(c->summary, "lower_bound_bytes") : NULL;
+    if (!c->witness.item || !cJSON_IsNumber(lb)) return GM_OK;
+    size_t n = gm_vfy_count(&c->witness);
+    witness_walk ww = {gm_malloc((n ? n : 1) * sizeof *ww.w), 0, 0, NULL};
+    if (!ww.w) goto nomem;
+    gm_status st = gm_vfy_each(c, &c->witness, witness_entry, &ww, err);
+    if (st == GM_ERR_NOMEM) goto nomem;
+    if (st != GM_OK) {
+        gm_free(ww.w);
+        return st;
+    }
+    bool confirmed = true;
+    if (ww.k && !unordered(c, ww.w, ww.k, &confirmed))
+        BOUND(-1, -1, NULL, -1, false, "lower_bound_witness: %s", confirmed ? "two of its symbols are ordered by "
+              "happens-before, so they may share memory" : "too large to confirm pair by pair");
+    if ((double)ww.sum < lb->valuedouble)
+        BOUND(-1, -1, NULL, -1, false, "lower_bound_bytes %.0f is more than its witness holds (%lld bytes)",
+              lb->valuedouble, (long long)ww.sum);
+    gm_free(ww.w);
+    return GM_OK;
+nomem:
+    gm_free(ww.w);
+    return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
 }

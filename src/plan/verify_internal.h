@@ -1,6 +1,7 @@
 /*
- * verify_internal.h — what verify.c (anchors, sizes, regions, groups) and verify_order.c
- * (happens-before, overlap sweep) share. Not part of the library's API.
+ * verify_internal.h — what verify.c (anchors, sizes, regions, groups), verify_read.c (the plan
+ * text into compact structs), verify_order.c (happens-before, overlap sweep) and
+ * verify_bound.c share. Not part of the library's API.
  */
 #ifndef GM_VERIFY_INTERNAL_H
 #define GM_VERIFY_INTERNAL_H
@@ -8,11 +9,12 @@
 #include <cjson/cJSON.h>
 
 #include "graphmem/plan.h"
+#include "io/json_split.h"
 
 enum { GM_VFY_R_FM, GM_VFY_R_ZC, GM_VFY_R_FIXED, GM_VFY_R_DYN };
 
 typedef struct gm_vfy_region {
-    const char *name; /* points into the parsed plan */
+    const char *name; /* a copy in the verifier's string store */
     gm_mem_type mt;
     int64_t size, align;
     int kind;         /* GM_VFY_R_*, -1 for an unknown name */
@@ -21,7 +23,8 @@ typedef struct gm_vfy_region {
 } gm_vfy_region;
 
 typedef struct gm_vfy_sym {
-    const char *id, *label;
+    const char *id, *label; /* copies in the verifier's string store (label "" when none) */
+    uint32_t id_hash;
     int32_t region;
     int64_t offset, size;
     bool has_offset;
@@ -33,7 +36,7 @@ typedef struct gm_vfy_sym {
 } gm_vfy_sym;
 
 typedef struct gm_vfy_anchor {
-    const char *name;
+    const char *name; /* the node's name, or a copy of the unknown name */
     gm_node *node;    /* NULL when the name or index is unknown */
     uint32_t index;
     bool out, has_offset;
@@ -41,15 +44,43 @@ typedef struct gm_vfy_anchor {
     int32_t sym;
 } gm_vfy_anchor;
 
+/* One of the plan's big arrays: `item` is the value in the parsed tree (NULL when absent);
+ * when the text was split, the tree holds it emptied and `split` says where its elements lie
+ * in the text, parsed one at a time by gm_vfy_each. */
+typedef struct gm_vfy_array {
+    const cJSON *item;
+    const gm_json_array_split *split;
+} gm_vfy_array;
+
+/* Blocks of copied strings: what the verifier keeps of the plan's text (ids, labels, names). */
+typedef struct gm_vfy_strings {
+    char **blocks;
+    size_t n_blocks, cap_blocks;
+    size_t used, room; /* in the last block */
+} gm_vfy_strings;
+
 typedef struct gm_vfy {
     const gm_model *m;
     const char *src;
     gm_plan_verdict *v;
     size_t n_nodes;
+    /* the plan text (verify_read.c) */
+    const char *text;
+    size_t len;
+    cJSON *root;                 /* the whole text's tree, or the skeleton's when split */
+    gm_json_split split;
+    bool is_split;
+    gm_vfy_array symbols, order, witness;
+    const cJSON *summary;
+    char *scratch;               /* a split string element, NUL-terminated */
+    size_t cap_scratch;
+    gm_vfy_strings strs;
+    int32_t *id_tab;             /* open addressing: symbol ids -> symbol, -1 empty */
+    size_t id_cap;
     gm_vfy_sym *syms;
-    size_t n_syms;
+    size_t n_syms, cap_syms;
     gm_vfy_anchor *anc;
-    size_t n_anc;
+    size_t n_anc, cap_anc;
     gm_vfy_region *regs;
     size_t n_regs, cap_regs;
     size_t *out_base, *in_base;  /* node topo id -> first slot */
@@ -72,6 +103,29 @@ typedef struct gm_vfy {
     size_t seen_n, seen_cap;
 } gm_vfy;
 
+/* Reads the plan text (whole, or split when `split` and the text allows) into c: regions and
+ * symbols now, the order and the witness later through gm_vfy_each. */
+gm_status gm_vfy_read(gm_vfy *c, const char *text, size_t len, bool split, gm_error *err);
+void gm_vfy_read_free(gm_vfy *c);
+/* Calls fn on each element of a, in order; an element of a split array is parsed for the call
+ * and freed after it. A bad element is a GM_ERR_INPUT error. */
+typedef gm_status (*gm_vfy_elem_fn)(gm_vfy *c, const cJSON *e, size_t i, void *ctx);
+gm_status gm_vfy_each(gm_vfy *c, const gm_vfy_array *a, gm_vfy_elem_fn fn, void *ctx, gm_error *err);
+size_t gm_vfy_count(const gm_vfy_array *a);
+/* Helpers of the readers (verify_read.c, verify_fast.c). */
+const char *gm_vfy_keep(gm_vfy *c, const char *s, size_t n); /* a lasting copy, NULL: no memory */
+char *gm_vfy_scratch(gm_vfy *c, const char *s, size_t n);    /* a passing copy, NUL-terminated */
+gm_vfy_anchor *gm_vfy_new_anchor(gm_vfy *c);                  /* room for c->anc[c->n_anc] */
+int32_t gm_vfy_find_region(gm_vfy *c, const char *name, gm_mem_type mt); /* -2: no memory */
+/* Symbol i read straight from text[b, e) when it is written as the planner writes it: 1 done,
+ * 0 not that simple (nothing kept: read it with cJSON), -1 out of memory. */
+int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i);
+
+/* The symbol with this id (the first, if two share it), -1 for none; after gm_vfy_index_ids. */
+int32_t gm_vfy_find_sym(const gm_vfy *c, const char *id);
+/* Indexes the symbol ids; reports duplicates. */
+gm_status gm_vfy_index_ids(gm_vfy *c);
+
 gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_t b, const gm_node *n,
                          int32_t index, bool out, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -79,12 +133,12 @@ gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_
 #endif
     ;
 int64_t gm_vfy_anchor_bytes(const gm_node *n, bool out, uint32_t i);
-/* The order, happens-before and overlap checks; `order` is the plan's "order" or NULL. */
-gm_status gm_vfy_order_check(gm_vfy *c, const cJSON *order, gm_error *err);
+/* The order, happens-before and overlap checks (the plan's "order": c->order). */
+gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err);
 void gm_vfy_order_free(gm_vfy *c);
 /* Does every access of a strictly happen before every access of b? (after gm_vfy_order_check) */
 bool gm_vfy_happens_before(gm_vfy *c, const gm_vfy_sym *a, const gm_vfy_sym *b);
 /* The lower bound against its witness (verify_bound.c), after gm_vfy_order_check. */
-gm_status gm_vfy_check_bound(gm_vfy *c, const cJSON *summary);
+gm_status gm_vfy_check_bound(gm_vfy *c, gm_error *err);
 
 #endif

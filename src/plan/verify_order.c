@@ -27,12 +27,13 @@
  * which excludes a shared event (one node touching both). Cost O(|A| + |B| x streams(A)).
  *
  * Sweep. Per region (and per batch label, "" joining each), the symbols' address intervals
- * are swept; the active ones are kept sorted by first access. Symbols covering one address
+ * are swept; the active ones are kept ordered by first access (a Fenwick tree over the
+ * symbols' ranks in that order). Symbols covering one address
  * must form a chain under happens-before; a set is a chain iff each pair adjacent in
  * first-access order is ordered (happens-before is transitive), and every such adjacency
  * appears in the active array at some point of the sweep. So only pairs that become adjacent
  * are tested: at most 2 per insertion and 1 per removal, O(S) tests in all, plus O(S log S)
- * sorting and the array's memmoves (O(active) each). Every reported pair overlaps in address
+ * sorting and O(log S) per step of the sweep. Every reported pair overlaps in address
  * (both active at once) and is unordered: a true problem, though not every bad pair is listed.
  */
 #include <stdlib.h>
@@ -71,40 +72,59 @@ static bool edge_against_order(const gm_vfy *c, const gm_node *src, const gm_nod
     return c->pos[src->topo_id] >= c->pos[dst->topo_id];
 }
 
+typedef struct order_walk {
+    int64_t j;
+    size_t bad;
+} order_walk;
+
+static gm_status order_entry(gm_vfy *c, const cJSON *it, size_t i, void *ctx)
+{
+    order_walk *w = ctx;
+    (void)i;
+    const gm_node *x = NULL;
+    if (cJSON_IsString(it)) {
+        /* a plan in the model's own order names node j at entry j: one comparison instead of a
+         * hash lookup (names are unique, so a match is the node the lookup would find) */
+        const gm_node *guess = gm_model_node_at(c->m, (size_t)w->j);
+        x = guess && !strcmp(guess->name, it->valuestring) ? guess : gm_model_find_node(c->m, it->valuestring);
+    }
+    if (!x) {
+        w->bad++;
+        PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, NULL, -1, false, "\"order\" entry %lld names no node%s%s",
+                (long long)w->j, cJSON_IsString(it) ? ": " : "", cJSON_IsString(it) ? it->valuestring : "");
+    } else if (c->pos[x->topo_id] >= 0) {
+        w->bad++;
+        PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, x, -1, false, "\"order\" lists node '%s' twice", x->name);
+    } else {
+        c->pos[x->topo_id] = w->j;
+    }
+    w->j++;
+    return GM_OK;
+}
+
 /* pos[] from the plan's "order"; on any problem with it, the model's order (so the other
  * checks still run on a sound happens-before). */
-static gm_status build_pos(gm_vfy *c, const cJSON *order)
+static gm_status build_pos(gm_vfy *c, gm_error *err)
 {
     size_t n = c->n_nodes;
     c->pos = gm_malloc((n ? n : 1) * sizeof *c->pos);
-    if (!c->pos) return GM_ERR_NOMEM;
+    if (!c->pos) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) c->pos[i] = -1;
-    size_t bad = 0;
+    bool order = c->order.item != NULL;
+    order_walk w = {0, 0};
     if (order) {
-        int64_t j = 0;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, order) {
-            const gm_node *x = cJSON_IsString(it) ? gm_model_find_node(c->m, it->valuestring) : NULL;
-            if (!x) {
-                bad++;
-                PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, NULL, -1, false, "\"order\" entry %lld names no node%s%s",
-                        (long long)j, cJSON_IsString(it) ? ": " : "", cJSON_IsString(it) ? it->valuestring : "");
-            } else if (c->pos[x->topo_id] >= 0) {
-                bad++;
-                PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, x, -1, false, "\"order\" lists node '%s' twice", x->name);
-            } else {
-                c->pos[x->topo_id] = j;
-            }
-            j++;
-        }
+        gm_status st = gm_vfy_each(c, &c->order, order_entry, &w, err);
+        if (st == GM_ERR_NOMEM) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+        if (st != GM_OK) return st;
         size_t missing = 0;
         const gm_node *first = NULL;
         for (size_t i = 0; i < n; i++)
             if (c->pos[i] < 0 && missing++ == 0) first = gm_model_node_at(c->m, i);
         if (missing) {
-            bad++;
-            PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, first, -1, false,
-                    "\"order\" leaves out %zu node(s), the first '%s'", missing, first->name);
+            w.bad++;
+            if (gm_vfy_problem(c, GM_PLAN_P_BAD_ORDER, -1, -1, first, -1, false,
+                               "\"order\" leaves out %zu node(s), the first '%s'", missing, first->name) != GM_OK)
+                return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
         }
         for (size_t i = 0; i < n && !missing; i++) {
             const gm_node *x = gm_model_node_at(c->m, i);
@@ -114,13 +134,15 @@ static gm_status build_pos(gm_vfy *c, const cJSON *order)
             for (uint32_t k = 0; k < x->ctrl_in.n && !src; k++)
                 if (edge_against_order(c, x->ctrl_in.v[k], x)) src = x->ctrl_in.v[k];
             if (src) {
-                bad++;
-                PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, x, -1, false,
-                        "\"order\" puts '%s' before '%s', which it depends on", x->name, src->name);
+                w.bad++;
+                if (gm_vfy_problem(c, GM_PLAN_P_BAD_ORDER, -1, -1, x, -1, false,
+                                   "\"order\" puts '%s' before '%s', which it depends on", x->name,
+                                   src->name) != GM_OK)
+                    return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
             }
         }
     }
-    if (!order || bad)
+    if (!order || w.bad)
         for (size_t i = 0; i < n; i++) c->pos[i] = (int64_t)i;
     return GM_OK;
 }
@@ -211,8 +233,12 @@ static gm_status emit_graph(ev_build *b, const gm_graph *g)
     gm_node **v = gm_malloc((n ? n : 1) * sizeof *v);
     if (!v) return GM_ERR_NOMEM;
     memcpy(v, g->nodes.v, n * sizeof *v);
+    /* the planner writes the model's order, which each graph's list already follows: sort
+     * only when the plan's order differs */
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted; i++) sorted = c->pos[v[i - 1]->topo_id] < c->pos[v[i]->topo_id];
     g_sort_ctx = c;
-    qsort(v, n, sizeof *v, by_pos);
+    if (!sorted) qsort(v, n, sizeof *v, by_pos);
     gm_status st = GM_OK;
     for (size_t i = 0; i < n && st == GM_OK; i++) {
         const gm_node *x = v[i];
@@ -464,78 +490,110 @@ static gm_status check_pair(gm_vfy *c, int32_t x, int32_t y, bool fixed)
     return GM_OK;
 }
 
-typedef struct bound {
-    int64_t addr;
-    int32_t start; /* 0 end, 1 start: ends first at one address (half-open intervals) */
-    int32_t sym;
-} bound;
+/* A sort key held by value, so that comparisons read no symbol (cache misses dominated the
+ * sorts when they compared through c->syms). */
+typedef struct vkey {
+    int64_t key;
+    int32_t a, b;
+} vkey;
 
-/* By address, ends before starts; at one address starts by first access and ends the other
- * way round, so the common case — many symbols at one offset — inserts and removes at the end
- * of the active array (no memmove). */
+/* By (a, key, b). */
+static int by_a_key_b(const void *p, const void *q)
+{
+    const vkey *x = p, *y = q;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->b > y->b) - (x->b < y->b);
+}
+
+/* Bounds: key the address, a 0 for an end and 1 for a start, b the symbol's rank in (first
+ * access, id) order. By address, ends before starts (half-open intervals); at one address
+ * starts by rank and ends the other way round (one symbol's interval nested in the other's
+ * when both meet there). */
 static int by_addr(const void *p, const void *q)
 {
-    const bound *a = p, *b = q;
-    if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
-    if (a->start != b->start) return a->start - b->start;
-    int64_t ka = first_key(g_sort_ctx, &g_sort_ctx->syms[a->sym]);
-    int64_t kb = first_key(g_sort_ctx, &g_sort_ctx->syms[b->sym]);
-    int r = ka != kb ? (ka < kb ? -1 : 1) : (a->sym > b->sym) - (a->sym < b->sym);
-    return a->start ? r : -r;
+    const vkey *x = p, *y = q;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->a != y->a) return x->a - y->a;
+    int r = (x->b > y->b) - (x->b < y->b);
+    return x->a ? r : -r;
 }
 
-/* Position of sym in (or for) the active array, ordered by (first access, id). */
-static size_t active_pos(const gm_vfy *c, const int32_t *act, size_t n, int32_t sym)
+/* The active set: the ranks of the symbols covering the sweep's address, as a Fenwick tree of
+ * counts over ranks, so that insertion, removal and the neighbours of a rank cost O(log n).
+ * (A sorted array with memmove was O(active) a step: quadratic where one address range is
+ * reused by many symbols, ~1 s at a million.) */
+typedef struct active {
+    int32_t *fw; /* 1-based */
+    size_t n, top;
+} active;
+
+static void act_add(active *a, int32_t rank, int32_t d)
 {
-    int64_t k = first_key(c, &c->syms[sym]);
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int64_t km = first_key(c, &c->syms[act[mid]]);
-        if (km < k || (km == k && act[mid] < sym)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    for (size_t i = (size_t)rank + 1; i <= a->n; i += i & (0 - i)) a->fw[i] += d;
 }
 
-static gm_status sweep(gm_vfy *c, const int32_t *ids, size_t n, bool fixed)
+/* How many active ranks are below `rank`. */
+static int32_t act_below(const active *a, int32_t rank)
 {
-    bound *bs = gm_malloc(2 * n * sizeof *bs);
-    int32_t *act = gm_malloc(n * sizeof *act);
-    gm_status st = bs && act ? GM_OK : GM_ERR_NOMEM;
-    for (size_t i = 0; i < n && st == GM_OK; i++) {
-        const gm_vfy_sym *y = &c->syms[ids[i]];
-        bs[2 * i] = (bound){y->offset, 1, ids[i]};
-        bs[2 * i + 1] = (bound){y->offset + y->size, 0, ids[i]};
+    int32_t s = 0;
+    for (size_t i = (size_t)rank; i > 0; i -= i & (0 - i)) s += a->fw[i];
+    return s;
+}
+
+/* The k-th smallest active rank (k from 1). */
+static int32_t act_kth(const active *a, int32_t k)
+{
+    size_t pos = 0;
+    for (size_t step = a->top; step; step >>= 1)
+        if (pos + step <= a->n && a->fw[pos + step] < k) {
+            pos += step;
+            k -= a->fw[pos];
+        }
+    return (int32_t)pos;
+}
+
+/* The symbols g[0, n) of one region (b: the symbol). */
+static gm_status sweep(gm_vfy *c, const vkey *g, size_t n, bool fixed)
+{
+    vkey *bs = gm_malloc(2 * n * sizeof *bs);
+    int32_t *mem = gm_calloc(2 * n + 1, sizeof *mem); /* the tree, then the symbols by rank */
+    if (!bs || !mem) {
+        gm_free(bs);
+        gm_free(mem);
+        return GM_ERR_NOMEM;
     }
-    g_sort_ctx = c;
-    if (st == GM_OK) qsort(bs, 2 * n, sizeof *bs, by_addr);
-    size_t na = 0;
+    active act = {mem, n, 1};
+    while (act.top * 2 <= n) act.top *= 2;
+    int32_t *sym = mem + n + 1;
+    for (size_t i = 0; i < n; i++) bs[i] = (vkey){first_key(c, &c->syms[g[i].b]), 0, g[i].b};
+    qsort(bs, n, sizeof *bs, by_a_key_b);
+    for (size_t r = 0; r < n; r++) sym[r] = bs[r].b;
+    for (size_t r = 0; r < n; r++) {
+        const gm_vfy_sym *y = &c->syms[sym[r]];
+        bs[2 * r] = (vkey){y->offset, 1, (int32_t)r};
+        bs[2 * r + 1] = (vkey){y->offset + y->size, 0, (int32_t)r};
+    }
+    qsort(bs, 2 * n, sizeof *bs, by_addr);
+    gm_status st = GM_OK;
+    int32_t na = 0;
     for (size_t i = 0; i < 2 * n && st == GM_OK; i++) {
-        size_t p = active_pos(c, act, na, bs[i].sym);
-        if (bs[i].start) {
-            memmove(act + p + 1, act + p, (na - p) * sizeof *act);
-            act[p] = bs[i].sym;
+        int32_t r = bs[i].b, below = act_below(&act, r);
+        if (bs[i].a) {
+            act_add(&act, r, 1);
             na++;
-            if (p > 0) st = check_pair(c, act[p - 1], act[p], fixed);
-            if (st == GM_OK && p + 1 < na) st = check_pair(c, act[p], act[p + 1], fixed);
+            if (below > 0) st = check_pair(c, sym[act_kth(&act, below)], sym[r], fixed);
+            if (st == GM_OK && below + 1 < na) st = check_pair(c, sym[r], sym[act_kth(&act, below + 2)], fixed);
         } else {
-            if (p >= na || act[p] != bs[i].sym) continue; /* cannot happen: every end follows its start */
-            memmove(act + p, act + p + 1, (na - p - 1) * sizeof *act);
+            act_add(&act, r, -1);
             na--;
-            if (p > 0 && p < na) st = check_pair(c, act[p - 1], act[p], fixed);
+            if (below > 0 && below < na)
+                st = check_pair(c, sym[act_kth(&act, below)], sym[act_kth(&act, below + 1)], fixed);
         }
     }
     gm_free(bs);
-    gm_free(act);
+    gm_free(mem);
     return st;
-}
-
-static int by_region_offset(const void *p, const void *q)
-{
-    const gm_vfy_sym *a = &g_sort_ctx->syms[*(const int32_t *)p], *b = &g_sort_ctx->syms[*(const int32_t *)q];
-    if (a->region != b->region) return a->region - b->region;
-    return cmp_i64(&a->offset, &b->offset);
 }
 
 static bool sweepable(const gm_vfy *c, const gm_vfy_sym *y)
@@ -546,51 +604,68 @@ static bool sweepable(const gm_vfy *c, const gm_vfy_sym *y)
 }
 
 /* One pass over the symbols of label "" and `label` (NULL: all), region by region. */
-static gm_status sweep_label(gm_vfy *c, int32_t *ids, const char *label)
+static gm_status sweep_label(gm_vfy *c, vkey *ids, const char *label)
 {
     size_t n = 0;
     for (size_t s = 0; s < c->n_syms; s++) {
         const gm_vfy_sym *y = &c->syms[s];
         if (!sweepable(c, y)) continue;
         if (label && y->label[0] && strcmp(y->label, label)) continue;
-        ids[n++] = (int32_t)s;
+        ids[n++] = (vkey){y->offset, y->region, (int32_t)s};
     }
-    g_sort_ctx = c;
-    qsort(ids, n, sizeof *ids, by_region_offset);
+    qsort(ids, n, sizeof *ids, by_a_key_b); /* by region, then offset */
     gm_status st = GM_OK;
     for (size_t i = 0; i < n && st == GM_OK;) {
         size_t j = i;
-        while (j < n && c->syms[ids[j]].region == c->syms[ids[i]].region) j++;
-        st = sweep(c, ids + i, j - i, c->regs[c->syms[ids[i]].region].kind == GM_VFY_R_FIXED);
+        while (j < n && ids[j].a == ids[i].a) j++;
+        st = sweep(c, ids + i, j - i, c->regs[ids[i].a].kind == GM_VFY_R_FIXED);
         i = j;
     }
     return st;
 }
 
+static int by_label(const void *p, const void *q)
+{
+    int32_t a = *(const int32_t *)p, b = *(const int32_t *)q;
+    int r = strcmp(g_sort_ctx->syms[a].label, g_sort_ctx->syms[b].label);
+    return r ? r : (a > b) - (a < b);
+}
+
+static int by_value(const void *p, const void *q)
+{
+    int32_t a = *(const int32_t *)p, b = *(const int32_t *)q;
+    return (a > b) - (a < b);
+}
+
+/* One sweep per distinct batch label, in the order the labels first appear (a label's first
+ * symbol found by sorting, not by a search from the start per symbol, which was quadratic). */
 static gm_status check_overlaps(gm_vfy *c)
 {
-    int32_t *ids = gm_malloc((c->n_syms ? c->n_syms : 1) * sizeof *ids);
+    size_t n = c->n_syms;
+    /* the sweeps' scratch, then the labelled symbols */
+    vkey *ids = gm_malloc(n ? n * (sizeof *ids + sizeof(int32_t)) : 1);
     if (!ids) return GM_ERR_NOMEM;
+    int32_t *lab = (int32_t *)(ids + n);
+    size_t nl = 0;
+    for (size_t s = 0; s < n; s++)
+        if (c->syms[s].label[0]) lab[nl++] = (int32_t)s;
+    g_sort_ctx = c;
+    qsort(lab, nl, sizeof *lab, by_label);
+    size_t nf = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (i == 0 || strcmp(c->syms[lab[i - 1]].label, c->syms[lab[i]].label)) lab[nf++] = lab[i];
+    qsort(lab, nf, sizeof *lab, by_value);
     gm_status st = GM_OK;
-    bool any_label = false;
-    for (size_t s = 0; s < c->n_syms && st == GM_OK; s++) {
-        const char *l = c->syms[s].label;
-        if (!l[0]) continue;
-        any_label = true;
-        /* one pass per distinct label: the first symbol carrying it runs it */
-        size_t t = 0;
-        while (t < s && strcmp(c->syms[t].label, l)) t++;
-        if (t == s) st = sweep_label(c, ids, l);
-    }
-    if (st == GM_OK && !any_label) st = sweep_label(c, ids, NULL);
+    for (size_t i = 0; i < nf && st == GM_OK; i++) st = sweep_label(c, ids, c->syms[lab[i]].label);
+    if (st == GM_OK && !nl) st = sweep_label(c, ids, NULL);
     gm_free(ids);
     return st;
 }
 
-gm_status gm_vfy_order_check(gm_vfy *c, const cJSON *order, gm_error *err)
+gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err)
 {
-    if (build_pos(c, order) != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    gm_status st = build_events(c, err);
+    gm_status st = build_pos(c, err);
+    if (st == GM_OK) st = build_events(c, err);
     if (st != GM_OK) return st;
     if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
