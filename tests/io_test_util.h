@@ -9,6 +9,16 @@
 
 #include "graphmem/io.h"
 
+/* A whole file, NUL-terminated (free it; *len its bytes): the test fails when it cannot be read. */
+static inline char *slurp(const char *path, size_t *len)
+{
+    char *data = NULL;
+    gm_error err;
+    gm_error_clear(&err);
+    if (gm_read_file(path, &data, len, &err) != GM_OK) fail_msg("%s", err.message);
+    return data;
+}
+
 /* A model from graphmem JSON text (source "t.json"). */
 static inline gm_model *read_json_ok(const char *json)
 {

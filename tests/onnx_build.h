@@ -148,4 +148,17 @@ static inline uint8_t *pack_model(Onnx__GraphProto *g, size_t *len)
     return buf;
 }
 
+/* A Scan body: one state (a running sum s_in -> s_out) and one scan input x_i, each row kept. */
+static inline Onnx__GraphProto *scan_sum_body(void)
+{
+    Onnx__GraphProto *body = bgraph("sum_body");
+    g_in(body, vinfo("s_in", -1));
+    g_in(body, vinfo("x_i", -1));
+    g_node(body, bnode("Add", "acc", "s_in,x_i", "s_out"));
+    g_node(body, bnode("Identity", "keep_row", "s_out", "row"));
+    g_out(body, vinfo("s_out", -1));
+    g_out(body, vinfo("row", -1));
+    return body;
+}
+
 #endif

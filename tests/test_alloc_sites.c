@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "io_test_util.h"
 #include <cjson/cJSON.h>
 
 #include "onnx.pb-c.h"
@@ -201,20 +202,6 @@ typedef struct inputs {
 } inputs;
 
 static inputs g_inputs;
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, f);
-    b[*len] = '\0';
-    fclose(f);
-    return b;
-}
 
 static void add_input(const char *name, char *data, size_t len, gm_format fmt, char *options)
 {
@@ -523,13 +510,7 @@ static void add_onnx_features(void)
     battr_graph(iff, "then_branch", then_g);
     battr_graph(iff, "else_branch", else_g);
     g_node(g, iff);
-    Onnx__GraphProto *body = bgraph("sum_body");
-    g_in(body, vinfo("s_in", -1));
-    g_in(body, vinfo("x_i", -1));
-    g_node(body, bnode("Add", "acc", "s_in,x_i", "s_out"));
-    g_node(body, bnode("Identity", "keep_row", "s_out", "row"));
-    g_out(body, vinfo("s_out", -1));
-    g_out(body, vinfo("row", -1));
+    Onnx__GraphProto *body = scan_sum_body();
     Onnx__NodeProto *scan = bnode("Scan", "scan", "init,xs", "final,rows");
     battr_int(scan, "num_scan_inputs", 1);
     battr_graph(scan, "body", body);

@@ -20,23 +20,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "io_test_util.h"
 #include <cjson/cJSON.h>
 
 static char g_tmp[256];
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, f);
-    b[*len] = '\0';
-    fclose(f);
-    return b;
-}
 
 static void spit(const char *path, const void *data, size_t len)
 {

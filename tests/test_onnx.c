@@ -29,16 +29,6 @@
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    char *data = NULL;
-    gm_error err;
-    gm_error_clear(&err);
-    if (gm_read_file(path, &data, len, &err) != GM_OK) print_message("%s\n", err.message);
-    assert_non_null(data);
-    return data;
-}
-
 static gm_model *read_onnx_buf(const void *data, size_t len, const char *src, const char *const *dims)
 {
     gm_model *m = NULL;
@@ -662,13 +652,7 @@ static void expect_bad(const void *data, size_t len, const char *needle);
 static void test_scan(void **state)
 {
     (void)state;
-    Onnx__GraphProto *body = bgraph("sum_body");
-    g_in(body, vinfo("s_in", -1));
-    g_in(body, vinfo("x_i", -1));
-    g_node(body, bnode("Add", "acc", "s_in,x_i", "s_out"));
-    g_node(body, bnode("Identity", "keep_row", "s_out", "row"));
-    g_out(body, vinfo("s_out", -1));
-    g_out(body, vinfo("row", -1));
+    Onnx__GraphProto *body = scan_sum_body();
     Onnx__GraphProto *g = bgraph("main");
     g_in(g, vinfo("init", 1, 2));
     g_in(g, vinfo("xs", 2, 5, 2));
