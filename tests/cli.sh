@@ -263,6 +263,9 @@ if command -v script >/dev/null; then
   GM_PROGRESS_AFTER=0 script -qec "'$GM' plan '$SRC/tests/data/models/resnet50.onnx' --threads 1" /dev/null >"$TMP/tty" 2>&1
   has "$TMP/tty" "graphmem: " "progress on a terminal"
   has "$TMP/tty" "feature-map bytes" "the summary after the progress line"
+  GM_PROGRESS_AFTER=0 script -qec "'$GM' run --streams 2" /dev/null >"$TMP/tty" 2>&1
+  has "$TMP/tty" "graphmem: " "run: progress on a terminal"
+  has "$TMP/tty" "every read found its writer's data" "run: the result after the progress line"
 fi
 expect 0 "plan --svg (README picture)" "$GM" plan --svg "$TMP/readme.svg" -q
 if cmp -s "$TMP/readme.svg" "$SRC/docs/example.svg"; then passes=$((passes + 1)); else

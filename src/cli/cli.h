@@ -51,9 +51,9 @@ int gm_cmd_verify(const gm_cli_opts *o); /* verify MODEL PLAN */
 int gm_cmd_plan_dsa(const gm_cli_opts *o); /* plan --dsa FILE.csv */
 int gm_cmd_run(const gm_cli_opts *o);      /* run [MODEL] */
 void gm_cli_usage(const char *cmd);
-/* Progress on stderr for work over a second, when stderr is a terminal and not -q
- * (progress.c): start with the first stage's name, name each next stage, stop before printing
- * the result (the line is erased). Stage names must outlive the work (string literals). */
+/* Progress on stderr (plan, check, run) for work over a second, when stderr is a terminal and
+ * not -q (progress.c): start with the first stage's name, name each next stage, stop before
+ * printing the result (the line is erased). Stage names must outlive the work (literals). */
 void gm_cli_progress_start(const gm_cli_opts *o, const char *stage);
 void gm_cli_progress_stage(const char *stage);
 void gm_cli_progress_stop(void);

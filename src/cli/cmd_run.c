@@ -175,25 +175,31 @@ int gm_cmd_run(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     gm_model *m = NULL;
+    gm_cli_progress_start(o, "reading the model");
     if (gm_cli_load(o, true, &m, &err) != GM_OK) return gm_cli_fail(&err);
     gm_pass_report rep = {0};
     gm_pass_set avail = 0;
     gm_plan *p = NULL;
     int rc = 0;
+    gm_cli_progress_stage("running the passes");
     gm_status st = gm_passes_run(m, o->passes, &rep, &avail, &err);
     /* lowering for the runtime, as GE's execute graph does: each If/Case branch gets its own
      * output where branches disagree on which input they return (PointFromInputs) */
     if (st == GM_OK) st = gm_bg_condition_prepare_model(m, GM_BG_SHAPE_AUTO, &err);
     if (st == GM_OK) {
         gm_run_assign_streams(m, ro.streams);
+        gm_cli_progress_stage("planning");
         if (!o->dynamic) st = gm_plan_build(m, NULL, &p, &err);
     }
     if (st == GM_OK && p && p->unresolved) {
+        gm_cli_progress_stop();
         fprintf(stderr, "graphmem: run: no valid plan for this graph (see graphmem plan)\n");
         rc = 1;
     }
     gm_run_stats s;
+    gm_cli_progress_stage("running");
     if (st == GM_OK && !rc) st = p ? gm_run_static(m, p, &ro, &s, &err) : gm_run_dynamic(m, &ro, &s, &err);
+    gm_cli_progress_stop();
     if (st != GM_OK) rc = gm_cli_fail(&err);
     else if (!rc) {
         if (o->json) rc = print_json(m, &ro, p, &s);
