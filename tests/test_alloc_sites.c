@@ -112,11 +112,33 @@ static site *site_add(char *key)
     return s;
 }
 
+/* The site of (file, line), by the __FILE__ pointer the macro passed: every allocation of a
+ * recording comes here, so the key text and the search over all sites are made once per call
+ * site, not once per allocation. */
+typedef struct site_slot {
+    const char *file;
+    int line;
+    size_t idx;
+} site_slot;
+
+static site_slot g_slots[1 << 13];
+
+static site *site_of(const char *file, int line)
+{
+    size_t mask = sizeof g_slots / sizeof *g_slots - 1;
+    size_t h = (((uintptr_t)file >> 3) * 31u + (size_t)line) & mask;
+    for (; g_slots[h].file; h = (h + 1) & mask)
+        if (g_slots[h].file == file && g_slots[h].line == line) return &g_sites.v[g_slots[h].idx];
+    site *s = site_add(site_key(file, line));
+    g_slots[h] = (site_slot){file, line, (size_t)(s - g_sites.v)};
+    return s;
+}
+
 static void observe(const char *file, int line, void *ctx)
 {
     (void)ctx;
     pthread_mutex_lock(&g_sites.mu);
-    site *s = site_add(site_key(file, line));
+    site *s = site_of(file, line);
     if (s->first < 0) s->first = g_sites.counter;
     g_sites.counter++;
     pthread_mutex_unlock(&g_sites.mu);

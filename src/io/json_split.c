@@ -60,6 +60,48 @@ static bool key_is(const char *t, const key_state *k, const char *want)
     return k->len == strlen(want) && memcmp(t + k->begin, want, k->len) == 0;
 }
 
+/* Steps *i over the string opening there; when k wants its key, that string is it. False when
+ * the string never ends, or a wanted key holds an escape (cJSON compares keys after unescaping,
+ * raw bytes only match when unescaped). */
+static bool take_string(const char *text, size_t len, size_t *i, key_state *k)
+{
+    size_t e = string_end(text, len, *i);
+    if (e == len) return false;
+    if (k && k->want) {
+        if (memchr(text + *i + 1, '\\', e - *i - 1)) return false;
+        k->begin = *i + 1;
+        k->len = e - *i - 1;
+        k->want = false;
+    }
+    *i = e;
+    return true;
+}
+
+/* Notes whether the container opening at depth is an object; false past cJSON's nesting. */
+static bool open_container(uint8_t *is_object, size_t depth, unsigned char c)
+{
+    if (depth == CJSON_NESTING_LIMIT) return false;
+    if (c == '{') is_object[depth / 8] |= (uint8_t)(1u << depth % 8);
+    else is_object[depth / 8] &= (uint8_t)~(1u << depth % 8);
+    return true;
+}
+
+/* Does the bracket c close the container opened at depth? */
+static bool closes(const uint8_t *is_object, size_t depth, unsigned char c)
+{
+    return ((is_object[depth / 8] >> depth % 8) & 1) == (c == '}');
+}
+
+/* A new array at `open`, reached by path number `path`. */
+static bool record_array(gm_json_split *out, size_t open, size_t path)
+{
+    if (out->n_arrays == out->cap_arrays &&
+        gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
+        return false;
+    out->arrays[out->n_arrays++] = (gm_json_array_split){open, 0, out->n_ends, 0, path};
+    return true;
+}
+
 static bool push_end(gm_json_split *s, size_t at)
 {
     if (s->n_ends == s->cap_ends && gm_grow((void **)&s->ends, sizeof *s->ends, s->n_ends + 1, &s->cap_ends))
@@ -99,24 +141,12 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         switch (c) {
-        case '"': {
-            size_t e = string_end(text, len, i);
-            if (e == len) return GM_JSON_SPLIT_GIVE_UP;
-            if (k && k->want) {
-                /* cJSON compares keys after unescaping; raw bytes only match when unescaped. */
-                if (memchr(text + i + 1, '\\', e - i - 1)) return GM_JSON_SPLIT_GIVE_UP;
-                k->begin = i + 1;
-                k->len = e - i - 1;
-                k->want = false;
-            }
-            i = e;
+        case '"':
+            if (!take_string(text, len, &i, k)) return GM_JSON_SPLIT_GIVE_UP;
             continue;
-        }
         case '{':
         case '[':
-            if (depth == CJSON_NESTING_LIMIT) return GM_JSON_SPLIT_GIVE_UP;
-            if (c == '{') is_object[depth / 8] |= (uint8_t)(1u << depth % 8);
-            else is_object[depth / 8] &= (uint8_t)~(1u << depth % 8);
+            if (!open_container(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (on_path == depth) {
                 /* The next step of the path, when this container is it. */
                 bool step = (depth == 0 && c == '{') || (depth == AT_ROOT && c == '[' && key_is(text, k, outer)) ||
@@ -125,12 +155,7 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
                 if (step) {
                     on_path++;
                     if (on_path == AT_ROOT || on_path == AT_ELEMENT) keys[on_path / 2] = (key_state){0, 0, true};
-                    if (on_path == AT_INNER) {
-                        if (out->n_arrays == out->cap_arrays &&
-                            gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
-                            return GM_JSON_SPLIT_NOMEM;
-                        out->arrays[out->n_arrays++] = (gm_json_array_split){i, 0, out->n_ends, 0, 0};
-                    }
+                    if (on_path == AT_INNER && !record_array(out, i, 0)) return GM_JSON_SPLIT_NOMEM;
                 }
             }
             depth++;
@@ -139,7 +164,7 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
         case ']':
             if (depth == 0) return GM_JSON_SPLIT_GIVE_UP;
             depth--;
-            if (((is_object[depth / 8] >> depth % 8) & 1) != (c == '}')) return GM_JSON_SPLIT_GIVE_UP;
+            if (!closes(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (on_path == depth + 1) {
                 if (on_path == AT_INNER && !close_array(out, text, i)) return GM_JSON_SPLIT_NOMEM;
                 on_path--;
@@ -202,15 +227,6 @@ static unsigned paths_with_key(const path_keys *pk, size_t n_paths, unsigned ali
     return m;
 }
 
-static bool record_array(gm_json_split *out, size_t open, size_t path)
-{
-    if (out->n_arrays == out->cap_arrays &&
-        gm_grow((void **)&out->arrays, sizeof *out->arrays, out->n_arrays + 1, &out->cap_arrays))
-        return false;
-    out->arrays[out->n_arrays++] = (gm_json_array_split){open, 0, out->n_ends, 0, path};
-    return true;
-}
-
 /* The same walk as gm_json_split_scan; the open containers on the path are the root object
  * (level 0), the objects at its keys down a path (levels 1..), and last, when one is being
  * recorded, an array at a path's end. alive[l] holds the paths still possible at level l. */
@@ -229,23 +245,12 @@ gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, cons
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         switch (c) {
-        case '"': {
-            size_t e = string_end(text, len, i);
-            if (e == len) return GM_JSON_SPLIT_GIVE_UP;
-            if (k && k->want) {
-                if (memchr(text + i + 1, '\\', e - i - 1)) return GM_JSON_SPLIT_GIVE_UP;
-                k->begin = i + 1;
-                k->len = e - i - 1;
-                k->want = false;
-            }
-            i = e;
+        case '"':
+            if (!take_string(text, len, &i, k)) return GM_JSON_SPLIT_GIVE_UP;
             continue;
-        }
         case '{':
         case '[':
-            if (depth == CJSON_NESTING_LIMIT) return GM_JSON_SPLIT_GIVE_UP;
-            if (c == '{') is_object[depth / 8] |= (uint8_t)(1u << depth % 8);
-            else is_object[depth / 8] &= (uint8_t)~(1u << depth % 8);
+            if (!open_container(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (depth == 0 && c == '{') {
                 on_path = 1;
                 alive[0] = n_paths ? (unsigned)((1ull << n_paths) - 1) : 0;
@@ -275,7 +280,7 @@ gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, cons
         case ']':
             if (depth == 0) return GM_JSON_SPLIT_GIVE_UP;
             depth--;
-            if (((is_object[depth / 8] >> depth % 8) & 1) != (c == '}')) return GM_JSON_SPLIT_GIVE_UP;
+            if (!closes(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (on_path == depth + 1) {
                 if (recording && !close_array(out, text, i)) return GM_JSON_SPLIT_NOMEM;
                 recording = false;

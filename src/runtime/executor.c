@@ -69,7 +69,7 @@ static gm_status fail(gm_exec *x, gm_status st)
     return st;
 }
 
-static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fault fault)
+gm_status gm_exec_open_streams(gm_exec *x, const gm_run_options *o, gm_place_fault fault, size_t n_symbols)
 {
     x->n_streams = o->streams ? o->streams : 1;
     x->n_devices = o->devices ? o->devices : 1;
@@ -80,10 +80,16 @@ static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fa
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
     if (st != GM_OK) return st;
     gm_device_set_memory_limit(x->dev, o->memory_limit);
-    if ((st = gm_place_open(x, o, fault, x->p->n_symbols)) != GM_OK) return st;
+    if ((st = gm_place_open(x, o, fault, n_symbols)) != GM_OK) return st; /* opens device 1 */
     for (unsigned s = 0; s < gm_exec_total_streams(x); s++)
         if ((st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err)) != GM_OK) return st;
-    return gm_exec_alloc_regions(x);
+    return GM_OK;
+}
+
+static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fault fault)
+{
+    gm_status st = gm_exec_open_streams(x, o, fault, x->p->n_symbols);
+    return st == GM_OK ? gm_exec_alloc_regions(x) : st;
 }
 
 /* The most device memory held at one time: each device's peak (regions and staging). */

@@ -85,19 +85,8 @@ static unsigned n_devices(const gm_exec *x) { return x->n_devices > 1 ? x->n_dev
 static gm_status open_resources(gm_dyn *d, const gm_run_options *o, gm_place_fault place_fault)
 {
     gm_exec *x = &d->x;
-    x->n_streams = o->streams ? o->streams : 1;
-    x->n_devices = o->devices ? o->devices : 1;
-    if (x->n_devices > 2) return gm_error_set(x->err, GM_ERR_INPUT, "run: %u devices (at most 2)", x->n_devices);
-    if (x->n_streams * x->n_devices > GM_EXEC_MAX_STREAMS)
-        return gm_error_set(x->err, GM_ERR_INPUT, "run: %u streams on %u devices (at most %d in all)", x->n_streams,
-                            x->n_devices, GM_EXEC_MAX_STREAMS);
-    gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
-    if (st != GM_OK) return st;
-    gm_device_set_memory_limit(x->dev, o->memory_limit);
-    if ((st = gm_place_open(x, o, place_fault, 0)) != GM_OK) return st; /* opens device 1 */
+    gm_status st = gm_exec_open_streams(x, o, place_fault, 0);
     unsigned total = gm_exec_total_streams(x);
-    for (unsigned s = 0; s < total && st == GM_OK; s++)
-        st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err);
     for (unsigned s = 0; s < total && st == GM_OK; s++)
         if (s % x->n_streams) st = gm_event_create(gm_place_device(x, s / x->n_streams), &d->end_event[s], x->err);
     for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv);

@@ -72,4 +72,8 @@ gm_status gm_run_dynamic_faults(const gm_model *m, const gm_run_options *o, gm_r
 gm_status gm_run_static_fault(const gm_model *m, const gm_plan *p, const gm_run_options *o, gm_place_fault fault,
                               gm_run_stats *stats, gm_error *err);
 
+/* Both modes (executor.c): checks the stream and device counts, opens the device(s) (placement
+ * with n_symbols for its per-tensor state; 0 in dynamic mode) and creates every stream. */
+gm_status gm_exec_open_streams(gm_exec *x, const gm_run_options *o, gm_place_fault fault, size_t n_symbols);
+
 #endif

@@ -28,8 +28,8 @@ char *gm_strdup_at(const char *s, const char *file, int line);
 void gm_free(void *p);
 
 /* Failure injection: after `n` more successful allocations, every allocation fails until
- * reset with a negative n. Returns how many allocations have been made since the last call. */
-long gm_alloc_fail_after(long n);
+ * reset with a negative n. */
+void gm_alloc_fail_after(long n);
 
 /* The call site of the first allocation that failed by injection since the last
  * gm_alloc_fail_after; *file is NULL when none failed. */
