@@ -5,9 +5,10 @@
  *
  *   graphmem  the multi-stream L2 group (one L2 pool a stream, borrowing, local recycles carried
  *             by events, LastWaitEvents each iteration; beyond GE, in its default config: small
- *             blocks carved out of shared pages, idle chunks shared between streams after events)
- *             over the caching L1 over a memory source that maps whole chunks (mmap: the "device", kept out of glibc's heap so that glibc's
- *             own figures stay its own);
+ *             blocks carved out of shared pages, idle chunks shared between streams after events,
+ *             internal dependencies — `--ge-protocol` leaves them out) over the caching L1 over
+ *             a memory source that maps whole chunks (mmap: the "device", kept out of glibc's
+ *             heap so that glibc's own figures stay its own);
  *   glibc     malloc/free;
  *   jemalloc  libjemalloc.so.2 (dlopen'd, RTLD_LOCAL: malloc/free/mallctl of its own);
  *   mimalloc  libmimalloc.so.2 (dlopen'd: mi_malloc/mi_free/mi_process_info).
@@ -29,6 +30,7 @@
  *   bench_alloc [--runs R] [--label L] [--no-header] --trace FILE  replay a text trace
  *   bench_alloc [--streams S] [--iterations K] [--runs R] MODEL...  record and replay in memory
  *   --only NAME times one allocator alone (for perf record)
+ *   --ge-protocol: graphmem reuses memory only as GE's events allow (no internal dependencies)
  *
  * One markdown row per trace, and on stderr graphmem's counters: the most bytes in blocks (the
  * protocol's own floor: a release that waits for an event keeps its block), idle chunks shared
@@ -184,6 +186,12 @@ typedef struct gm_stack {
     uint32_t slots;
 } gm_stack;
 
+/* The trace's streams are logical: the dependency an internal event adds is only counted (the
+ * group counts it too). */
+static int no_device_order(void *ctx, uint32_t from, uint32_t to) { return (void)ctx, (void)from, (void)to, 0; }
+
+static bool ge_protocol_only; /* --ge-protocol: no internal dependencies (GE's reuse rules) */
+
 static int gm_stack_open(gm_stack *s, const at_trace *t)
 {
     memset(s, 0, sizeof *s);
@@ -192,7 +200,7 @@ static int gm_stack_open(gm_stack *s, const at_trace *t)
     gm_scalable_config_default(&c, 0);
     if (!(s->l1 = gm_caching_create(&s->src, &c, NULL, NULL))) return -1;
     s->l1src = gm_caching_as_source(s->l1);
-    gm_ms_config cfg = {.streams = t->streams, .l2 = c};
+    gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = ge_protocol_only ? NULL : no_device_order};
     gm_error err;
     if (gm_ms_group_create(&cfg, &s->l1src, &s->g, &err) != GM_OK) return -1;
     for (uint32_t k = 0; k < t->streams; k++) s->al[k] = gm_ms_group_allocator(s->g, k);
@@ -356,6 +364,19 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
         if (replay_peer(a, t, h, samples, before[a])) return fprintf(stderr, "bench_alloc: %s: out of memory\n", alloc_name[a]), -1;
         reserved[a] = max_of(samples, t->n_peak_at);
     }
+    /* graphmem under GE's reuse rules alone (no internal dependencies), untimed: the last column */
+    size_t reserved_ge = 0;
+    {
+        const bool saved = ge_protocol_only;
+        ge_protocol_only = true;
+        gm_stack ge;
+        int rc = gm_stack_open(&ge, t) || replay_gm(&ge, t, h, samples);
+        gm_stack_close(&ge);
+        ge_protocol_only = saved;
+        if (rc) return fprintf(stderr, "bench_alloc: graphmem (GE's reuse): allocator failure\n"), -1;
+        reserved_ge = max_of(samples, t->n_peak_at);
+        gm_worst = (gm_breakdown){0};
+    }
     gm_stack gs;
     if (gm_stack_open(&gs, t) || replay_gm(&gs, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), -1;
@@ -382,8 +403,8 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
         printf("| trace | streams | iterations | events | alloc+free ops | peak active | 64 KiB-page peak ÷ peak |");
         for (int a = 0; a < A_COUNT; a++) printf(" %s Mops/s |", alloc_name[a]);
         for (int a = 0; a < A_COUNT; a++) printf(" %s reserved/peak |", alloc_name[a]);
-        printf(" graphmem ÷ mimalloc ops/s |\n|---|---|---|---|---|---|---|");
-        for (int a = 0; a < 2 * A_COUNT + 1; a++) printf("---|");
+        printf(" graphmem ÷ mimalloc ops/s | graphmem reserved/peak, GE's reuse only |\n|---|---|---|---|---|---|---|");
+        for (int a = 0; a < 2 * A_COUNT + 2; a++) printf("---|");
         printf("\n");
         header_done = true;
     }
@@ -404,14 +425,15 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
         if (!peers[a].present) printf(" (absent) |");
         else printf(" %.3f |", (double)reserved[a] / (double)(t->peak_live ? t->peak_live : 1));
     }
-    if (peers[A_MIMALLOC].present) printf(" %.2f× |\n", mops[A_GRAPHMEM] / mops[A_MIMALLOC]);
-    else printf(" - |\n");
+    if (peers[A_MIMALLOC].present) printf(" %.2f× |", mops[A_GRAPHMEM] / mops[A_MIMALLOC]);
+    else printf(" - |");
+    printf(" %.3f |\n", (double)reserved_ge / (double)(t->peak_live ? t->peak_live : 1));
     fprintf(stderr,
             "  %s: graphmem held peak %zu B (%.3f × peak active); borrow hits %zu, local recycles %zu, birth %zu, "
-            "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
+            "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, internal events %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
             "committed %zu B; blocks out at most %zu B (%.3f x peak active: the protocol's own floor, with releases that wait for an event); at graphmem's largest sample: L1 idle %zu B, L2 pools hold %zu B, %zu B of it in blocks\n",
             label, gm_held_peak, (double)gm_held_peak / (double)(t->peak_live ? t->peak_live : 1), ms.borrow_hits,
-            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
+            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, ms.internal_events, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
             ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
     for (int a = 0; a < A_COUNT; a++) free(secs[a]);
     free(h);
@@ -458,12 +480,14 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--trace")) trace = v;
         else if (!strcmp(o, "--label")) label = v;
         else if (!strcmp(o, "--only")) only = v;
+        else if (!strcmp(o, "--ge-protocol") && (first--, true)) ge_protocol_only = true;
         else break;
     }
     if ((first >= argc && !trace) || (dump && first >= argc) || streams < 1 || streams > 64 || iterations < 1 || runs < 1) {
         fprintf(stderr, "usage: bench_alloc --dump FILE [--streams S(1..64)] [--iterations K] MODEL\n"
                         "       bench_alloc [--runs R] [--label L] [--no-header] --trace FILE\n"
-                        "       bench_alloc [--streams S] [--iterations K] [--runs R] MODEL...\n");
+                        "       bench_alloc [--streams S] [--iterations K] [--runs R] MODEL...\n"
+                        "       options: --only NAME, --ge-protocol\n");
         return 2;
     }
     gm_log_set_level(GM_LOG_ERROR);

@@ -4,7 +4,8 @@
  * change_l1_allocator), ReInit's error, the BorrowAllocator (including the bucket bug GE has),
  * stale event messages, LastWaitEvents, cross-stream access and the destructor's leak sweep; and
  * what graphmem does beyond GE: lending parked blocks before the pool grows, idle chunks shared
- * between streams after an event, small blocks carved out of shared pages.
+ * between streams after an event, small blocks carved out of shared pages, and reuse through
+ * internal dependencies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,16 +32,34 @@ typedef struct fixture {
     gm_ms_l2_allocator *a[4];
 } fixture;
 
-static void fx_open(fixture *f, uint32_t n)
+/* The internal dependencies the group asked for ((from, to) pairs), and whether to refuse them. */
+typedef struct orders {
+    uint32_t from[8], to[8];
+    size_t n;
+    bool refuse;
+} orders;
+
+static int record_order(void *ctx, uint32_t from, uint32_t to)
+{
+    orders *o = ctx;
+    if (o->refuse) return -1;
+    if (o->n < 8) o->from[o->n] = from, o->to[o->n] = to;
+    o->n++;
+    return 0;
+}
+
+static void fx_open_with(fixture *f, uint32_t n, orders *o)
 {
     fake_init(&f->src, 64);
     f->l1 = fake_source(&f->src);
-    gm_ms_config cfg = {.streams = n};
+    gm_ms_config cfg = {.streams = n, .order = o ? record_order : NULL, .order_ctx = o};
     gm_scalable_config_default(&cfg.l2, 0);
     gm_error err;
     assert_int_equal(gm_ms_group_create(&cfg, &f->l1, &f->g, &err), GM_OK);
     for (uint32_t s = 0; s < n && s < 4; s++) f->a[s] = gm_ms_group_allocator(f->g, s);
 }
+
+static void fx_open(fixture *f, uint32_t n) { fx_open_with(f, n, NULL); }
 
 static size_t fx_close(fixture *f)
 {
@@ -307,6 +326,68 @@ static void test_small_blocks_share_pages(void **state)
     const gm_scalable_stats *p0 = gm_ms_l2_pool_stats(f.a[0]);
     assert_int_equal(p0->occupied + p0->idle, 0);
     assert_int_equal(f.src.live_bytes, 0);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* A block born on stream 0, read on stream 1, released by both; stream 0 has not heard of
+ * stream 1's release when it asks for the same size again. */
+static gm_ms_block *released_unheard(fixture *f)
+{
+    gm_error err;
+    gm_ms_block *b = gm_ms_l2_malloc(f->a[0], 4 * P);
+    assert_non_null(b);
+    assert_int_equal(gm_ms_access_mem_cross_stream(b, 0, 1, &err), GM_OK);
+    gm_ms_block_free(b, 0);
+    gm_ms_block_free(b, 1);
+    assert_int_equal(stats(f).local_recycles, 2); /* each still believes the other uses it */
+    return b;
+}
+
+/* GE's rule: the release waits for the graph's next event, so the pool grows. */
+static void test_release_unheard_without_internal_deps(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 2);
+    void *old = gm_ms_block_addr(released_unheard(&f));
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[0], 4 * P);
+    assert_ptr_not_equal(gm_ms_block_addr(c), old);
+    assert_int_equal(f.src.live_bytes, 8 * P);
+    assert_int_equal(stats(&f).internal_events, 0);
+    gm_ms_block_free(c, 0);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* With internal dependencies, stream 0 waits for stream 1 and reuses the block's memory; a
+ * dependency the caller cannot add reuses nothing. */
+static void test_internal_dependency_reuses_release(void **state)
+{
+    (void)state;
+    orders o = {0};
+    fixture f;
+    fx_open_with(&f, 2, &o);
+    void *old = gm_ms_block_addr(released_unheard(&f));
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[0], 4 * P);
+    assert_ptr_equal(gm_ms_block_addr(c), old);
+    assert_int_equal(f.src.live_bytes, 4 * P);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.from[0], 1);
+    assert_int_equal(o.to[0], 0);
+    assert_int_equal(stats(&f).internal_events, 1);
+    assert_int_equal(stats(&f).birth_recycles, 1);
+    gm_ms_block_free(c, 0);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+
+    orders refuse = {.refuse = true};
+    fx_open_with(&f, 2, &refuse);
+    old = gm_ms_block_addr(released_unheard(&f));
+    c = gm_ms_l2_malloc(f.a[0], 4 * P);
+    assert_ptr_not_equal(gm_ms_block_addr(c), old);
+    assert_int_equal(stats(&f).internal_events, 0);
+    gm_ms_block_free(c, 0);
+    gm_ms_last_wait_events(f.g);
     assert_int_equal(fx_close(&f), 0);
 }
 
@@ -642,6 +723,8 @@ int main(void)
         cmocka_unit_test(test_idle_chunk_shared_through_a_third_stream),
         cmocka_unit_test(test_destroy_returns_shared_chunk),
         cmocka_unit_test(test_small_blocks_share_pages),
+        cmocka_unit_test(test_release_unheard_without_internal_deps),
+        cmocka_unit_test(test_internal_dependency_reuses_release),
         cmocka_unit_test(test_own_malloc_free_before_sync),
         cmocka_unit_test(test_sync_local_recycle_status_live),
         cmocka_unit_test(test_change_l1_allocator),

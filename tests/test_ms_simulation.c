@@ -17,7 +17,10 @@
  *      allocated, every pool empty, the device whole after L1's recycle, no leak at destroy.
  *
  * Operations: GM_SIM_OPS (default 10^6) allocator calls among malloc, free, cross-stream access,
- * event send and event wait, on GM_SIM_SEED (default 1).
+ * event send and event wait, on GM_SIM_SEED (default 1). The run is made twice: with GE's reuse
+ * rules, and with internal dependencies (gm_ms_config.order, not GE's), where the allocator may
+ * make a stream wait for another to reuse what it released — the model then merges the clocks as
+ * the device wait would, and invariant 2 checks that no reuse ran ahead of a dependency.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,6 +89,17 @@ static void on_sync(void *ctx, int stream)
     if (stream >= 0) sync_stream(s, (uint32_t)stream);
     else
         for (uint32_t t = 0; t < NS; t++) sync_stream(s, t);
+}
+
+/* An internal dependency: `to` waits for everything `from` did so far. */
+static int on_order(void *ctx, uint32_t from, uint32_t to)
+{
+    sim *s = ctx;
+    tick(s, from);
+    for (uint32_t t = 0; t < NS; t++)
+        if (s->clock[from][t] > s->clock[to][t]) s->clock[to][t] = s->clock[from][t];
+    tick(s, to);
+    return 0;
 }
 
 static size_t page_of(const gm_ms_block *b) { return (size_t)(((uintptr_t)gm_ms_block_addr(b) - FAKE_BASE) / FAKE_PAGE); }
@@ -229,9 +243,8 @@ static size_t env_size(const char *name, size_t dflt)
     return v && *v ? (size_t)strtoull(v, NULL, 10) : dflt;
 }
 
-static void test_random_multi_stream(void **state)
+static void run_simulation(bool internal_deps)
 {
-    (void)state;
     static sim s; /* 40 KiB of page history: not on the stack */
     memset(&s, 0, sizeof s);
     s.rng = env_size("GM_SIM_SEED", 1) * 0x9E3779B97F4A7C15ull | 1;
@@ -244,6 +257,7 @@ static void test_random_multi_stream(void **state)
     assert_non_null(s.l1 = gm_caching_create(&dev, &c, on_sync, &s));
     gm_mem_source l1 = gm_caching_as_source(s.l1);
     gm_ms_config cfg = {.streams = NS, .l2 = c, .sync = on_sync, .sync_ctx = &s};
+    if (internal_deps) cfg.order = on_order, cfg.order_ctx = &s;
     cfg.l2.total_threshold = 96 * FAKE_PAGE; /* small pools: the threshold path runs too */
     gm_error err;
     assert_int_equal(gm_ms_group_create(&cfg, &l1, &s.g, &err), GM_OK);
@@ -286,10 +300,12 @@ static void test_random_multi_stream(void **state)
     printf("simulation: %zu ops in %.2f s (%.0f ops/s): %zu mallocs (%zu failed, %zu borrowed), %zu frees, "
            "%zu accesses, %zu sends, %zu waits\n"
            "  recycles birth %zu borrow %zu local %zu; messages %zu, stale %zu; returned home %zu; peak %zu bytes; "
-           "idle chunks shared between streams %zu\n",
+           "idle chunks shared between streams %zu; internal dependencies %zu\n",
            s.ops, secs, (double)s.ops / secs, s.mallocs, s.failed, st.borrow_hits, s.frees, s.accesses, s.sends, s.waits,
            st.birth_recycles, st.borrow_recycles, st.local_recycles, st.messages_sent, st.stale_messages,
-           st.returned_home, st.peak_allocated, st.shared_chunks);
+           st.returned_home, st.peak_allocated, st.shared_chunks, st.internal_events);
+    if (internal_deps) assert_true(st.internal_events > 0);
+    else assert_int_equal(st.internal_events, 0);
     assert_true(st.borrow_hits > 0 && st.stale_messages > 0 && st.local_recycles > 0);
     assert_true(st.shared_chunks > 0); /* invariant 2 held for chunks that changed streams too */
     assert_int_equal(gm_ms_group_destroy(s.g), 0);
@@ -300,9 +316,22 @@ static void test_random_multi_stream(void **state)
     fake_fini(&s.dev);
 }
 
+static void test_random_multi_stream(void **state)
+{
+    (void)state;
+    run_simulation(false);
+}
+
+static void test_random_multi_stream_internal_deps(void **state)
+{
+    (void)state;
+    run_simulation(true);
+}
+
 int main(void)
 {
     gm_log_set_level(GM_LOG_ERROR);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_multi_stream)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_multi_stream),
+                                       cmocka_unit_test(test_random_multi_stream_internal_deps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,8 @@ typedef struct gm_run_alloc_stats {
     uint64_t events_sent, events_waited; /* allocator payloads at cross-stream edges */
     uint64_t messages_sent, stale_messages; /* local-recycle news applied / found stale */
     uint64_t returned_home;     /* borrowed blocks sent back to their birth stream */
+    uint64_t internal_events;   /* dependencies the allocator added to reuse released memory
+                                 * sooner (cudaMallocAsync's internal dependencies; not GE's) */
     uint64_t leaked_blocks;     /* blocks the group's destructor had to reclaim */
     uint64_t sync_violations;   /* allocator sanity failures (a bug if > 0) */
     uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */

@@ -32,9 +32,10 @@ static void print_alloc_text(const gm_run_alloc_stats *a)
            u(a->cross_stream_accesses));
     printf("  %-26s %llu birth, %llu borrow, %llu local\n", "recycles", u(a->birth_recycles), u(a->borrow_recycles),
            u(a->local_recycles));
-    printf("  %-26s %llu sent, %llu waited; %llu messages applied, %llu stale; %llu blocks returned home\n",
+    printf("  %-26s %llu sent, %llu waited; %llu messages applied, %llu stale; %llu blocks returned home; %llu "
+           "internal dependencies\n",
            "allocator events", u(a->events_sent), u(a->events_waited), u(a->messages_sent), u(a->stale_messages),
-           u(a->returned_home));
+           u(a->returned_home), u(a->internal_events));
     if (a->assumed_sizes)
         printf("  %-26s %llu buffers of run-time size given their largest declared size or 4 KiB\n", "assumed sizes",
                u(a->assumed_sizes));
@@ -56,6 +57,7 @@ static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
              {"cross_stream_accesses", a->cross_stream_accesses}, {"events_sent", a->events_sent},
              {"events_waited", a->events_waited}, {"messages_applied", a->messages_sent},
              {"stale_messages", a->stale_messages}, {"returned_home", a->returned_home},
+             {"internal_events", a->internal_events},
              {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, (double)f[i].v);
 }

@@ -62,6 +62,24 @@ static void sync_streams(void *ctx, int stream)
         gm_stream_synchronize(x->streams[c->dev * x->n_streams + (unsigned)stream], NULL);
 }
 
+/* The allocator's internal dependency (not GE's, gm_ms_config.order): device dv's stream `to`
+ * waits for everything enqueued on stream `from` so far. One event per source stream does: a wait
+ * captures the record it follows, so the next record may reuse the event. */
+static int order_streams(void *ctx, uint32_t from, uint32_t to)
+{
+    const struct gm_dyn_sync *c = ctx;
+    gm_dyn *d = c->d;
+    gm_exec *x = &d->x;
+    const unsigned f = c->dev * x->n_streams + from, t = c->dev * x->n_streams + to;
+    gm_error err;
+    if (!d->order_event[f] && gm_event_create(gm_place_device(x, c->dev), &d->order_event[f], &err) != GM_OK) return -1;
+    if (gm_event_record(d->order_event[f], x->streams[f], &err) != GM_OK ||
+        gm_stream_wait_event(x->streams[t], d->order_event[f], &err) != GM_OK)
+        return -1;
+    x->stats->events_recorded++;
+    return 0;
+}
+
 /* Device dv's stack: caching L1 over the device, a MultiStreamL2Allocator per stream. */
 static gm_status open_allocator(gm_dyn *d, unsigned dv)
 {
@@ -76,7 +94,8 @@ static gm_status open_allocator(gm_dyn *d, unsigned dv)
     d->sync_ctx[dv] = (struct gm_dyn_sync){d, dv};
     if (!(d->l1[dv] = gm_caching_create(&src, &cfg, sync_streams, &d->sync_ctx[dv]))) return GM_ERR_NOMEM;
     gm_mem_source l1 = gm_caching_as_source(d->l1[dv]);
-    gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv]};
+    gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv],
+                       .order = order_streams, .order_ctx = &d->sync_ctx[dv]};
     return gm_ms_group_create(&ms, &l1, &d->g[dv], x->err);
 }
 
@@ -112,7 +131,10 @@ static void close_resources(gm_dyn *d)
         if (d->l1[dv]) gm_caching_destroy(d->l1[dv]);
     }
     gm_exec_free_events(x);
-    for (unsigned s = 0; s < GM_EXEC_MAX_STREAMS; s++) gm_event_destroy(d->end_event[s], &ignore);
+    for (unsigned s = 0; s < GM_EXEC_MAX_STREAMS; s++) {
+        gm_event_destroy(d->end_event[s], &ignore);
+        gm_event_destroy(d->order_event[s], &ignore);
+    }
     for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
     if (x->place) gm_place_free_staging(x);
     for (unsigned dv = 0; dv < n_devices(x) && x->dev && x->place; dv++) {
@@ -366,6 +388,7 @@ static void copy_alloc_stats(gm_dyn *d)
         a->events_sent += ms.events_sent, a->events_waited += ms.events_waited;
         a->messages_sent += ms.messages_sent, a->stale_messages += ms.stale_messages;
         a->returned_home += ms.returned_home, a->sync_violations += ms.sync_violations;
+        a->internal_events += ms.internal_events;
     }
 }
 

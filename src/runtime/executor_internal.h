@@ -160,6 +160,7 @@ typedef struct gm_dyn {
     int32_t *pair_task;
     struct gm_ms_event_payload *start_pay; /* stream 0 -> s at the start event */
     gm_event *end_event[GM_EXEC_MAX_STREAMS];
+    gm_event *order_event[GM_EXEC_MAX_STREAMS]; /* per stream: the allocator's internal dependencies */
     /* continuous groups: per task (CSR) the groups its node checks before it runs */
     size_t *group_base;
     gm_dyn_group *groups;

@@ -38,10 +38,19 @@ struct gm_ms_group {
      * at s's epoch e is safe on t once known[t][s] > e: t's stream then runs after an event s
      * recorded after the chunk's last use. */
     uint64_t *epoch, *known;
+    /* Internal dependencies (gm_ms_config.order; not GE's): a payload per stream pair, made on
+     * first use. */
+    int (*order)(void *ctx, uint32_t from, uint32_t to);
+    void *order_ctx;
+    struct gm_ms_event_payload *ipay;
 };
 
 /* The stream's pool shares its idle chunks / asks the others (ms_l2_allocator.c). */
 bool gm_ms_share_into(void *ctx, size_t size);
+/* Internal dependencies (ms_internal_deps.c): streams holding releases a's stream has not heard
+ * of send it internal events; true when any did. */
+bool gm_ms_wait_for_releases(gm_ms_l2_allocator *a, size_t size);
+void gm_ms_internal_deps_fini(gm_ms_group *g);
 /* Every stream joined: everything idle so far is safe on every stream. */
 void gm_ms_epochs_join(gm_ms_group *g);
 

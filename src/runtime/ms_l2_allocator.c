@@ -117,6 +117,8 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
     }
     g->sync = cfg->sync;
     g->sync_ctx = cfg->sync_ctx;
+    g->order = cfg->order;
+    g->order_ctx = cfg->order_ctx;
     for (uint32_t s = 0; s < g->n; s++) {
         if (!(g->alloc[s] = allocator_create(g, s, cfg, l1))) {
             gm_ms_group_destroy(g);
@@ -180,7 +182,7 @@ gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
         size_t want = gm_l2_pool_block_bytes(a->pool, size);
         b = gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
     }
-    if (!b) b = malloc_own(a, size, a->borrow.count != 0);
+    if (!b) b = malloc_own(a, size, true);
     /* Where the own pool would have to grow: another stream's idle chunk that is safe here
      * (gm_ms_share_into), else a longer parked block (GE borrows only once the pool failed; a
      * pool that grows keeps the memory until LastWaitEvents, a parked block goes home at the next
@@ -188,6 +190,17 @@ gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
     if (!b && a->borrow.count) {
         if (gm_ms_share_into(a, size)) b = malloc_own(a, size, true);
         if (!b) b = gm_borrow_alloc(&a->borrow, size);
+    }
+    /* Still nothing: wait for the other streams' releases (internal dependencies), then look
+     * again where they land (parked here, home here, or idle chunks now safe to take). */
+    if (!b && a->group->order && gm_ms_wait_for_releases(a, size)) {
+        if (a->borrow.count) {
+            size_t want = gm_l2_pool_block_bytes(a->pool, size);
+            b = gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
+        }
+        if (!b) b = malloc_own(a, size, true);
+        if (!b && gm_ms_share_into(a, size)) b = malloc_own(a, size, true);
+        if (!b && a->borrow.count) b = gm_borrow_alloc(&a->borrow, size);
     }
     if (!b) b = malloc_own(a, size, false);
     if (!b) b = gm_borrow_alloc(&a->borrow, size);
@@ -369,6 +382,7 @@ size_t gm_ms_group_destroy(gm_ms_group *g)
      * chunks shared between streams), which goes back through that pool's binding. */
     for (uint32_t s = 0; s < g->n; s++)
         if (g->alloc[s]) allocator_free(g->alloc[s]);
+    gm_ms_internal_deps_fini(g);
     gm_free(g->alloc);
     gm_free(g->epoch);
     gm_free(g->known);

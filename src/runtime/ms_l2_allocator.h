@@ -6,7 +6,9 @@
  * stream's block (BorrowAllocator). Beyond GE (each marked in ms_l2_allocator.c): a parked block
  * that fits is lent first; where the own pool would have to take memory from L1, it first takes a
  * wholly idle chunk of another stream's pool that the event epochs prove safe here, then a longer
- * parked block; blocks up to half a page are carved out of shared pages (subpage.h).
+ * parked block, then (with gm_ms_config.order) waits for the other streams' unheard releases
+ * through internal dependencies (ms_internal_deps.c); blocks up to half a page are carved out of
+ * shared pages (subpage.h).
  * Free on stream S, after S drops its reference:
  *   - S sees nobody using it and S is the birth stream  -> birth recycle (back to the pool);
  *   - S sees nobody using it, born elsewhere            -> borrow recycle (parked on S);
@@ -30,6 +32,14 @@ typedef struct gm_ms_config {
     gm_scalable_config l2;  /* each stream's L2 pool */
     gm_sync_fn sync;        /* synchronizes one stream (may be NULL) */
     void *sync_ctx;
+    /* Not GE's: where a stream's pool would take new memory from L1 while other streams hold
+     * releases it has not heard of, the group makes it wait for them (an internal event, as
+     * cudaMallocAsync's "internal dependencies"), and order(ctx, from, to) must make every later
+     * work of stream `to` run after everything enqueued on `from` so far (an event recorded on
+     * from and waited on to), returning 0, or -1 when it could not (then nothing is reused).
+     * NULL: GE's behaviour, no dependency is ever added. */
+    int (*order)(void *ctx, uint32_t from, uint32_t to);
+    void *order_ctx;
 } gm_ms_config;
 
 typedef struct gm_ms_stats {
@@ -41,6 +51,7 @@ typedef struct gm_ms_stats {
     size_t sync_violations;            /* SyncLocalRecycleStatus sanity failures (a bug if > 0) */
     size_t lost_messages;              /* local recycles not queued for lack of memory */
     size_t shared_chunks;              /* idle chunks one pool took from another (not GE's) */
+    size_t internal_events;            /* dependencies added so that memory could be reused (not GE's) */
 } gm_ms_stats;
 
 gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err);
