@@ -40,7 +40,9 @@ static void *draw(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&g_progress.mu);
-    while (!g_progress.stop) {
+    /* the first tick runs even when the work already ended (a loaded machine may start this
+     * thread late): GM_PROGRESS_AFTER=0 promises a line */
+    for (bool first = true; first || !g_progress.stop; first = false) {
         double s = since(&g_progress.t0);
         if (s >= g_progress.after) {
             fprintf(stderr, "\r\033[Kgraphmem: %s ... %.1f s", (const char *)g_progress.stage, s);
