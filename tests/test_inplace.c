@@ -173,6 +173,10 @@ static const want k_want[] = {
     {"inplace_choose.json", "m", 1, -1},
     {"inplace_one_buffer_twice.json", "n", 0, 0},
     {"inplace_one_buffer_twice.json", "n", 1, -1},
+    {"inplace_reader_through_view.json", "w1", 0, -1},
+    {"inplace_reader_through_view.json", "w2", 0, -1},
+    {"inplace_reader_through_view.json", "w3", 0, 0},
+    {"inplace_reader_through_view.json", "w4", 0, 0},
 };
 
 /* Files whose facts are asserted by their own tests below, not by k_want. */

@@ -158,6 +158,68 @@ static void test_two_streams(void **state)
     gm_model_free(m);
 }
 
+/* A Const that the order puts on stream 1 after a reader r there: the executors write Consts at
+ * the start, so its edge to w on stream 0 orders nothing, and r's input a must not share memory
+ * with w's output. The planner and the verifier once both took the edge as an event after r, and
+ * `graphmem run --plan --streams 4` on transformer_encoder found w's write in a's bytes. */
+static const char k_const_edge[] =
+    "{\"graphmem\":1,\"name\":\"const_edge\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+    "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+    "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
+    "{\"name\":\"r\",\"type\":\"Relu\",\"inputs\":[\"a:0\"],\"stream\":1," F256 "},"
+    "{\"name\":\"c\",\"type\":\"Const\",\"stream\":1," F256 "},"
+    "{\"name\":\"w\",\"type\":\"Add\",\"inputs\":[\"c:0\",\"x:0\"]," F256 "},"
+    "{\"name\":\"w2\",\"type\":\"Relu\",\"inputs\":[\"w:0\"]," F256 "},"
+    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"r:0\",\"w2:0\"]}]}]}";
+
+static const gm_plan_symbol *symbol_named(const gm_plan *p, const char *id)
+{
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (!strcmp(p->symbols[i].id, id)) return &p->symbols[i];
+    fail_msg("no symbol %s", id);
+    return NULL;
+}
+
+static void test_const_edge_orders_nothing(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(k_const_edge, strlen(k_const_edge), "const_edge.json", &m, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    gm_plan *p = plan_and_check(m, "const edge");
+    const gm_plan_symbol *a = symbol_named(p, "a_out_0"), *w = symbol_named(p, "w_out_0");
+    if (a->offset < w->offset + w->size && w->offset < a->offset + a->size)
+        fail_msg("a [%lld, +%lld) and w [%lld, +%lld) share memory, yet r may still read a while w writes",
+                 (long long)a->offset, (long long)a->size, (long long)w->offset, (long long)w->size);
+    /* and the verifier rejects the plan that shares them */
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(gm_plan_write_json(m, p, &text, &len, &err), GM_OK);
+    char at[64], shared[64];
+    snprintf(at, sizeof at, "\"offset\":%lld", (long long)w->offset);
+    snprintf(shared, sizeof shared, "\"offset\":%lld", (long long)a->offset);
+    char *sym = strstr(text, "\"id\":\"w_out_0\"");
+    assert_non_null(sym);
+    char *off = strstr(sym, at);
+    assert_non_null(off);
+    size_t n = strlen(at), k = strlen(shared);
+    char *edited = malloc(len + k + 1);
+    assert_non_null(edited);
+    memcpy(edited, text, (size_t)(off - text));
+    memcpy(edited + (off - text), shared, k);
+    strcpy(edited + (off - text) + k, off + n);
+    gm_plan_verdict v;
+    assert_int_equal(gm_plan_verify_json(m, edited, strlen(edited), "edited", &v, &err), GM_OK);
+    assert_false(gm_plan_verdict_ok(&v));
+    assert_true(v.by_kind[GM_PLAN_P_OVERLAP] > 0);
+    gm_plan_verdict_free(&v);
+    free(edited);
+    free(text);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 /* Bad options are an input error, not a crash. */
 static void test_bad_align(void **state)
 {
@@ -179,7 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_example), cmocka_unit_test(test_two_streams),
         cmocka_unit_test(test_bad_align),        cmocka_unit_test(test_models_raw),
-        cmocka_unit_test(test_models_after_passes),
+        cmocka_unit_test(test_models_after_passes), cmocka_unit_test(test_const_edge_orders_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,9 +144,13 @@ static int32_t emit(walk *w, const gm_node *n, bool exit)
             for (uint32_t k = 0; k < sg->nodes.n; k++) vc_merge(hb, e, hb->ev_exit[sg->nodes.v[k]->topo_id]);
         }
     } else {
+        /* an edge from a start writer orders nothing: it ran before every node, not where the
+         * order has it (a Const on stream 3 after a reader there made that reader look ordered
+         * before the Const's consumers on other streams; `graphmem run --plan` found the race) */
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k].src) vc_merge(hb, e, hb->ev_exit[n->in[k].src->topo_id]);
-        for (uint32_t k = 0; k < n->ctrl_in.n; k++) vc_merge(hb, e, hb->ev_exit[n->ctrl_in.v[k]->topo_id]);
+            if (n->in[k].src && !gm_node_at_start(n->in[k].src)) vc_merge(hb, e, hb->ev_exit[n->in[k].src->topo_id]);
+        for (uint32_t k = 0; k < n->ctrl_in.n; k++)
+            if (!gm_node_at_start(n->ctrl_in.v[k])) vc_merge(hb, e, hb->ev_exit[n->ctrl_in.v[k]->topo_id]);
         if (n->graph->parent) vc_merge(hb, e, hb->ev_enter[n->graph->parent->topo_id]);
     }
     vc_merge(hb, e, w->last_of_stream[s]);

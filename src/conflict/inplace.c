@@ -13,6 +13,12 @@
  *    write a variable (ref_var_src_var_name); the two symbols differ and merging them breaks
  *    no layout rule (the what-if table of ConstructSingleNodeSymbolTable, §2.10: the input
  *    symbol's anchors followed by the output symbol's, checked by the layout optimizer);
+ *  - graphmem, not GE: every other reader of the input's buffer (any input anchor of its
+ *    symbol: readers through a view, a pass-through or a subgraph too, not only the producer's
+ *    own consumers) runs before the node — on its stream earlier in the model order, or with a
+ *    path of edges to it. GE asks it of the producer's consumers only, so a reader of a Reshape
+ *    of the input, later in the order or on another stream, read the overwritten value
+ *    (`graphmem run` found it; scenario inplace_reader_through_view);
  *  - each output, ascending, takes the first input still free.
  *
  * Every pair is judged on the symbol table as it stood when the pass began; the pairs kept
@@ -32,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/readers_before.h"
 #include "analysis/ref.h"
 #include "analysis/symbols.h"
 #include "conflict/anchor_attrs.h"
@@ -82,6 +89,7 @@ typedef struct run {
     kept *kept;
     size_t n_kept, cap_kept;
     gm_layout_checker *checker; /* the layout what-if, its graph flags worked out once */
+    gm_reach *reach;            /* paths between readers and writers, built on first need */
 } run;
 
 static gm_status oom(run *r) { return gm_error_set(r->c->err, GM_ERR_NOMEM, "%s: out of memory", r->m->source); }
@@ -195,6 +203,9 @@ static gm_status pair_ok(run *r, const gm_node *n, const cand *x, bool *ok)
     int32_t sym_in = gm_symbols_find(r->s, n, false, x->in);
     if (sym_in < 0) return dropped(n, x, "the input has no symbol");
     if (is_read_only(r, sym_in)) return dropped(n, x, "the input's memory is read-only");
+    bool before = false;
+    if (gm_readers_before(r->m, r->s, &r->reach, sym_in, n, &before) != GM_OK) return oom(r);
+    if (!before) return dropped(n, x, "another reader of the input's buffer may run after the node");
 
     if (gm_attrs_get_string(n->out[x->out].desc.attrs, "ref_var_src_var_name"))
         return dropped(n, x, "the output writes a variable");
@@ -410,6 +421,7 @@ static void run_free(run *r)
     gm_free(r->what_if);
     gm_free(r->kept);
     gm_layout_checker_free(r->checker);
+    gm_reach_free(r->reach);
 }
 
 /* Applies the kept pairs unless a control-node subgraph would then conflict; *kept_any says

@@ -129,6 +129,18 @@ static const struct { gm_op_flag flag; const char *attr; } k_attr_flags[] = {
     {GM_OP_INPUT_MUTABLE, "_input_mutable"},
 };
 
+bool gm_node_at_start(const gm_node *n)
+{
+    return !n->graph->parent && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_CONST) || gm_node_is(n, GM_OP_VARIABLE));
+}
+
+bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
+{
+    if (gm_node_is(n, GM_OP_SHAPE_ONLY)) return false;
+    const bool view = n->n_out > 0 && n->out[0].desc.reuse_input && n->out[0].desc.reuse_input_index == (int64_t)i;
+    return !(gm_node_is(n, GM_OP_RESHAPE) && view);
+}
+
 bool gm_node_is(const gm_node *n, gm_op_flag flag)
 {
     for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {

@@ -71,6 +71,14 @@ const gm_op_info *gm_op_lookup(const char *type);
  * `_input_mutable`) read the node attribute first, then the table. */
 bool gm_node_is(const gm_node *n, gm_op_flag flag);
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
+/* Root Data (RefData too), Const and Variable: written at the plan's START, before every node
+ * (spec/plan-format.md), wherever they sit in the order and whatever stream they carry — the
+ * executors write them first, on stream 0. So an edge out of one orders nothing. */
+bool gm_node_at_start(const gm_node *n);
+/* Does n read the data of input i on the device? Not a shape-only op (Shape, Size ...), nor a
+ * Reshape whose output is a view of that input: the executors check no pattern there, and so
+ * no race is reported for a read that never happens. */
+bool gm_node_reads_input_data(const gm_node *n, uint32_t i);
 /* The atomic-clean node (AtomicAddrClean / MemSet, a control input of n) that zeroes the memory
  * anchor (n, out, index) lives in before n accumulates into it, or NULL: an output listed in
  * n's atomic_output_index, or an input of a reducing collective (GM_OP_HCCL_ATOMIC), whose

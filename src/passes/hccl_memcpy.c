@@ -10,20 +10,31 @@
  * Nodes inserted since then have no id (-1) and so never count as later readers — graphmem's
  * form of GE's "same topo id as the producer" marker for new nodes — which is what keeps two
  * HCCL ops reading one output down to one Identity (test Avoid_too_many_identity).
+ *
+ * graphmem, not GE: every read of the input's buffer must run before the op
+ * (analysis/readers_before.h) — reads through a view of it count, and on another stream a read
+ * earlier in the order runs before only through a path of edges. Random graphs found both: an
+ * AllReduce on stream 2 writing what a reader on stream 0 still read, and one writing a
+ * Reshape view of a tensor read later. The readers are judged on the model as sorted at the
+ * start, before any insertion (the symbols and the reachability labels describe that graph).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/readers_before.h"
 #include "ops/op_table.h"
 #include "passes/dedicated.h"
 #include "ops/attr_table.h"
-#include "ops/op_table.h"
 #include "passes/pass_util2.h"
 #include "util/alloc.h"
 
 /* GE sets only "no constant folding" = false on these copies; the desc is the producer's. */
 static const gm_copy_opts k_opts = {.keep_desc_attrs = false, .cannot_be_deleted = false, .no_const_fold = 0,
                                     .copy_batch_label = false};
+/* graphmem's own copies (a read that may follow the write) must survive the RW-conflict pass,
+ * whose edge-by-edge matrix sees no conflict where the input is a view (Writeable). */
+static const gm_copy_opts k_keep_opts = {.keep_desc_attrs = false, .cannot_be_deleted = true, .no_const_fold = 0,
+                                         .copy_batch_label = false};
 
 /* A branch that only computes a shape: it reads no data, so the HCCL write cannot hurt it. */
 static bool is_shape_computing(const gm_node *s)
@@ -34,6 +45,46 @@ static bool is_shape_computing(const gm_node *s)
         for (uint32_t j = 0; j < s->out[k].n_uses; j++)
             if (!gm_node_is(s->out[k].uses[j].node, GM_OP_SHAPE_ONLY)) return false;
     return true;
+}
+
+/* Bit i of unsafe[h's topo id]: a read of input i's buffer may run after HCCL op h writes it
+ * (inputs past 63 share bit 63). */
+static size_t input_bit(size_t i) { return i < 63 ? i : 63; }
+
+static bool has_mutable(const gm_model *m)
+{
+    for (size_t t = 0; t < gm_model_node_count(m); t++)
+        if (gm_node_is(gm_model_node_at(m, t), GM_OP_INPUT_MUTABLE)) return true;
+    return false;
+}
+
+static gm_status mark_unsafe_inputs(gm_pass_ctx *c, uint64_t **out)
+{
+    *out = NULL;
+    const size_t n = gm_model_node_count(c->m);
+    if (!has_mutable(c->m)) return GM_OK;
+    gm_symbols *s = NULL;
+    gm_reach *r = NULL;
+    uint64_t *mask = gm_calloc(n, sizeof *mask);
+    gm_status st = mask ? gm_symbols_build(c->m, &s, c->err) : gm_pass_oom(c);
+    for (size_t t = 0; t < n && st == GM_OK; t++) {
+        const gm_node *h = gm_model_node_at(c->m, t);
+        if (!gm_node_is(h, GM_OP_INPUT_MUTABLE)) continue;
+        for (uint32_t i = 0; i < h->n_in && st == GM_OK; i++) {
+            int32_t sym = h->in[i].src ? gm_symbols_find(s, h, false, i) : -1;
+            bool all = true;
+            if (sym >= 0 && gm_readers_before(c->m, s, &r, sym, h, &all) != GM_OK) st = gm_pass_oom(c);
+            if (!all) mask[t] |= (uint64_t)1 << input_bit(i);
+        }
+    }
+    gm_reach_free(r);
+    gm_symbols_free(s);
+    if (st != GM_OK) {
+        gm_free(mask);
+        return st;
+    }
+    *out = mask;
+    return GM_OK;
 }
 
 /* NeedInsertIdentity: does another reader of src:k run after the HCCL op writes it? */
@@ -98,14 +149,14 @@ gm_status gm_pass_assign_after_broadcast(gm_pass_ctx *c, gm_node *h, size_t i, g
     return GM_OK;
 }
 
-static gm_status insert_identity(gm_pass_ctx *c, gm_node *h, size_t i, const char *why)
+static gm_status insert_identity(gm_pass_ctx *c, gm_node *h, size_t i, const char *why, const gm_copy_opts *opts)
 {
     gm_node *src = h->in[i].src;
     int32_t k = h->in[i].src_index;
     char name[512], reason[600];
     snprintf(name, sizeof name, "%s_HcclMemcpyPass_Identity%zu", h->name, i);
     snprintf(reason, sizeof reason, "%s writes input %zu in place: %s", h->name, i, why);
-    gm_node *id = gm_pass_insert_before(c, h, i, name, "Identity", &k_opts, reason);
+    gm_node *id = gm_pass_insert_before(c, h, i, name, "Identity", opts, reason);
     if (!id) return c->err->code ? c->err->code : GM_ERR_INTERNAL;
     if (gm_node_is(src, GM_OP_VAR_LIKE)) {
         gm_status st = order_after_var_writers(c, id, src, h);
@@ -114,15 +165,17 @@ static gm_status insert_identity(gm_pass_ctx *c, gm_node *h, size_t i, const cha
     return gm_pass_assign_after_broadcast(c, h, i, src, k);
 }
 
-static gm_status handle_input(gm_pass_ctx *c, gm_node *h, size_t i)
+static gm_status handle_input(gm_pass_ctx *c, gm_node *h, size_t i, const uint64_t *unsafe)
 {
     gm_node *src = h->in[i].src;
     if (!src) return GM_OK;
     int32_t k = h->in[i].src_index;
     if (gm_node_is(src, GM_OP_CONST) || gm_node_is(src, GM_OP_VARIABLE))
-        return insert_identity(c, h, i, gm_node_is(src, GM_OP_CONST) ? "producer is a constant" : "producer is a variable");
+        return insert_identity(c, h, i, gm_node_is(src, GM_OP_CONST) ? "producer is a constant" : "producer is a variable", &k_opts);
+    if (unsafe && h->topo_id >= 0 && unsafe[h->topo_id] >> input_bit(i) & 1)
+        return insert_identity(c, h, i, "a reader of the buffer (through a view, or on another stream) may run after it", &k_keep_opts);
     if (src->out[k].n_uses == 1) return GM_OK;
-    if (sibling_reads_after(src, k, h, i)) return insert_identity(c, h, i, "another reader of the input runs after it");
+    if (sibling_reads_after(src, k, h, i)) return insert_identity(c, h, i, "another reader of the input runs after it", &k_opts);
     /* Every other reader runs first: RW-conflict handling must not copy these inputs. */
     if (gm_attr_set_bool(&h->attrs, "_skip_rw_conflict", true) != GM_OK) return gm_pass_oom(c);
     return GM_OK;
@@ -132,18 +185,24 @@ gm_status gm_pass_hccl_memcpy(gm_pass_ctx *c)
 {
     /* GE sorts lazily before the first mutable node; sorting up front gives the same ids. */
     gm_status st = gm_model_toposort(c->m, c->err);
+    uint64_t *unsafe = NULL;
+    if (st == GM_OK) st = mark_unsafe_inputs(c, &unsafe);
     for (size_t gi = 0; gi < c->m->n_graphs && st == GM_OK; gi++) {
         gm_graph *g = c->m->graphs[gi];
         if (g->nodes.n < 2) continue;
         size_t n = 0;
         gm_node **nodes = gm_pass_snapshot(c, g, &n);
-        if (!nodes) return GM_ERR_NOMEM;
+        if (!nodes) {
+            gm_free(unsafe);
+            return GM_ERR_NOMEM;
+        }
         for (size_t x = 0; x < n && st == GM_OK; x++) {
             gm_node *h = nodes[x];
             if (!gm_node_is(h, GM_OP_INPUT_MUTABLE)) continue;
-            for (size_t i = 0; i < h->n_in && st == GM_OK; i++) st = handle_input(c, h, i);
+            for (size_t i = 0; i < h->n_in && st == GM_OK; i++) st = handle_input(c, h, i, unsafe);
         }
         gm_free(nodes);
     }
+    gm_free(unsafe);
     return st;
 }

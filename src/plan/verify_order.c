@@ -205,9 +205,12 @@ static int32_t emit(ev_build *b, const gm_node *n, bool exit)
         vc_merge(c, e, c->ev_enter[n->topo_id]);
         merge_subgraph_exits(c, e, n);
     } else {
+        /* start writers (root Data, Const, Variable) ran before everything: their edges order
+         * nothing (spec/plan-format.md, "Start and end") */
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k].src) vc_merge(c, e, c->ev_exit[n->in[k].src->topo_id]);
-        for (uint32_t k = 0; k < n->ctrl_in.n; k++) vc_merge(c, e, c->ev_exit[n->ctrl_in.v[k]->topo_id]);
+            if (n->in[k].src && !gm_node_at_start(n->in[k].src)) vc_merge(c, e, c->ev_exit[n->in[k].src->topo_id]);
+        for (uint32_t k = 0; k < n->ctrl_in.n; k++)
+            if (!gm_node_at_start(n->ctrl_in.v[k])) vc_merge(c, e, c->ev_exit[n->ctrl_in.v[k]->topo_id]);
         if (n->graph->parent) vc_merge(c, e, c->ev_enter[n->graph->parent->topo_id]);
     }
     vc_merge(c, e, b->last_of_stream[s]);

@@ -224,7 +224,7 @@ static gm_status run_enter(gm_dyn *d, size_t t)
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
     gm_dyn_check_groups(d, t);
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
-        if (n->in[i].src) st = check_read(d, t, i);
+        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(d, t, i);
     if (st == GM_OK) st = gm_place_after_reads(x, t);
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE)) /* collectives that write their inputs in place */
         for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)

@@ -43,10 +43,7 @@ static gm_status index_slots(gm_exec *x)
 
 /* Written at the start of the run, before everything (the plan's START): root Data (the user's
  * inputs), Const and Variable. */
-bool gm_exec_at_start(const gm_node *n)
-{
-    return !n->graph->parent && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_CONST) || gm_node_is(n, GM_OP_VARIABLE));
-}
+bool gm_exec_at_start(const gm_node *n) { return gm_node_at_start(n); }
 
 static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_stream)
 {
@@ -301,7 +298,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
     gm_status st = GM_OK;
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
-        if (n->in[i].src) st = check_read(x, t, i);
+        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(x, t, i);
     if (st == GM_OK && x->place) st = gm_place_after_reads(x, t);
     /* collectives that write their inputs in place */
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE))
