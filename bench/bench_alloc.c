@@ -449,8 +449,8 @@ static int record(const char *path, unsigned streams, unsigned iterations, at_tr
     gm_pass_set avail = 0;
     gm_plan *p = NULL;
     int rc = -1;
-    if (gm_model_read_file(path, &m, &err) == GM_OK && gm_passes_run(m, GM_PASS_SET_ALL, &rep, &avail, &err) == GM_OK) {
-        gm_run_assign_streams(m, streams);
+    if (gm_model_read_file(path, &m, &err) == GM_OK && (gm_run_assign_streams(m, streams), true) &&
+        gm_passes_run(m, GM_PASS_SET_ALL, &rep, &avail, &err) == GM_OK) {
         if (gm_plan_build(m, NULL, &p, &err) == GM_OK) rc = at_record(m, p, streams, iterations, t);
     }
     if (rc) fprintf(stderr, "bench_alloc: %s: %s\n", path, err.code != GM_OK ? err.message : "cannot record a trace");

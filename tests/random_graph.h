@@ -99,16 +99,16 @@ static void rg_begin_node(rg *g, const char *name, const char *type)
     snprintf(g->last, sizeof g->last, "%s", name);
 }
 
-/* Side streams fork and join: a node put on a side stream is a control input of the next
- * node. Without the join, a reader on a side stream could run beside a later in-place write of
- * the same buffer on stream 0 — a race that GE's passes, which reason in topological order,
- * leave to the user (so does graphmem today; the executor reports it). */
+/* Side streams fork, and half the time join: a node put on a side stream is then a control
+ * input of the next node. Without the join a reader on a side stream runs beside later writes
+ * of its buffer on stream 0 (in place, collectives, loops): the passes must order or copy them
+ * (analysis/readers_before.h). */
 static void rg_stream(rg *g)
 {
     int s = g->streams > 1 && rg_pick(g, 3) == 0 ? 1 + rg_pick(g, g->streams - 1) : 0;
     if (!s) return;
     rg_put(g, ",\"stream\":%d", s);
-    snprintf(g->join[0], sizeof g->join[0], "%s", g->last);
+    if (rg_pick(g, 2)) snprintf(g->join[0], sizeof g->join[0], "%s", g->last);
 }
 
 static void rg_out(rg *g, int elems, bool dynamic)
@@ -117,13 +117,13 @@ static void rg_out(rg *g, int elems, bool dynamic)
     else rg_put(g, "{\"dtype\":\"float32\",\"shape\":[%d]}", elems);
 }
 
-/* A private copy of tensor a (a Relu read by nobody else), for an op that writes its input in
- * place. GE's passes judge in-place writes in topological order: a reader of the same buffer
- * on another stream, unordered with the writer, is a race they leave alone (so does graphmem
- * today; the executor reports it). Random graphs must be valid programs, so writers in place
- * get inputs nobody else reads. */
+/* The input of an op that writes it in place (an in-place ability, a collective, a loop): half
+ * the time tensor a itself, read by others too — the passes must then copy it or drop the
+ * in-place pair, since a reader may follow the write or run beside it on another stream —
+ * and half the time a private copy of a (a Relu read by nobody else). */
 static const char *rg_private(rg *g, int i, const char *a, int e, char *out, size_t cap)
 {
+    if (rg_pick(g, 2)) return a;
     char name[40];
     snprintf(name, sizeof name, "n%d_own", i);
     rg_begin_node(g, name, "Relu");
@@ -288,10 +288,7 @@ static char *rg_graph(uint64_t seed, int nodes, int streams)
         if (with_while && i == 2 * nodes / 3) {
             int e;
             char own[48];
-            /* a While writes its loop variable in place: its own copy, read by nobody else. (With
-             * a shared input, a copy the layout pass inserts after the passes that isolate loop
-             * inputs can give the loop and another reader one buffer again — GE's pass order
-             * has the same gap; see the session notes.) */
+            /* a While writes its loop variable in place: shared or its own copy (rg_private) */
             const char *src = rg_input(&g, &e);
             const char *a = rg_private(&g, 1000 + i, src, e, own, sizeof own);
             rg_begin_node(&g, "loop", "While");

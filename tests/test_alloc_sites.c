@@ -578,12 +578,10 @@ static gm_status wl_run(const input *in, gm_error *err)
         pairs = NULL;
         if ((st = gm_io_reuse_parse_option("0,0|1,0", &pairs, &n_pairs, err)) == GM_OK) gm_free(pairs);
     }
+    gm_run_assign_streams(m, ro.streams); /* before the passes, as graphmem run does */
     if (st == GM_OK) st = passes(m, err);
     if (st == GM_OK) st = gm_bg_condition_prepare_model(m, GM_BG_SHAPE_AUTO, err);
-    if (st == GM_OK) {
-        gm_run_assign_streams(m, ro.streams);
-        st = gm_run_dynamic(m, &ro, &stats, err);
-    }
+    if (st == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
     if (st == GM_OK && (st = plan(m, &p, err)) == GM_OK && p->text) st = gm_run_static(m, p, &ro, &stats, err);
     gm_plan_free(p);
     gm_model_free(m);
@@ -627,10 +625,8 @@ static gm_status wl_run_many_streams(const input *in, gm_error *err)
     gm_run_options_init(&ro);
     ro.streams = 12;
     gm_run_stats stats;
-    if ((st = passes(m, err)) == GM_OK) {
-        gm_run_assign_streams(m, ro.streams);
-        st = gm_run_dynamic(m, &ro, &stats, err);
-    }
+    gm_run_assign_streams(m, ro.streams);
+    if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
     gm_model_free(m);
     return st;
 }

@@ -212,6 +212,7 @@ static void check_random(uint64_t seed)
     gm_model *m = NULL;
     gm_error err;
     if (gm_model_read_json(text, strlen(text), what, &m, &err) != GM_OK) fail_msg("%s: read: %s", what, err.message);
+    gm_run_assign_streams(m, streams); /* before the passes, as graphmem run does */
     passes(m, what);
     gm_run_stats s = run_fault(m, streams, 2, 0, GM_RUN_FAULT_NONE, what);
     if (s.corrupted_reads) fail_msg("%s on %u streams: %s\n%s", what, streams, s.first_corruption, text);

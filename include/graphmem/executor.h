@@ -121,7 +121,10 @@ typedef struct gm_run_stats {
 
 /* Spreads m's nodes over `streams` streams, deterministically: nodes keep their stream's
  * relative order; streams = 1 puts everything on stream 0. Subgraph nodes go with their own
- * position. Plan after this, so the plan's happens-before is the execution's. */
+ * position. Run the passes and plan after this: the passes decide in-place reuse and the copies
+ * before in-place writers on the streams (a reader on another stream must be ordered before a
+ * write), and the plan's happens-before is the execution's. Calling it again after the passes
+ * changes nothing (the streams are already folded onto `streams`). */
 void gm_run_assign_streams(gm_model *m, unsigned streams);
 
 /* Runs m (finalized, sorted, planned with p for this stream assignment) o->iterations times

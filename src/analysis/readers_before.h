@@ -3,10 +3,13 @@
  * before the node: on the node's stream earlier in the model order, or through a path of edges
  * to it (stream order is not an edge across streams). A read is any input anchor of the
  * buffer's symbol, so readers through a view, a pass-through or a subgraph count — GE's passes
- * ask it of the producer's direct consumers only, in topological order.
+ * ask it of the producer's direct consumers only, in topological order — except reads of the
+ * node's own output (through views of it), which are meant to follow it, and reads that need
+ * no data (gm_node_reads_input_data).
  *
- * Used where graphmem overwrites a buffer on purpose: the in-place reuse of an input
- * (conflict/inplace.c) and an HCCL op writing its input (passes/hccl_memcpy.c).
+ * Used where a node overwrites a buffer it is given: the in-place reuse of an input
+ * (conflict/inplace.c), an HCCL op writing its input (passes/hccl_memcpy.c), a While writing
+ * its loop inputs (passes/subgraph.c).
  */
 #ifndef GM_READERS_BEFORE_H
 #define GM_READERS_BEFORE_H
@@ -22,5 +25,14 @@
  * GM_ERR_NOMEM only when building it failed. */
 gm_status gm_readers_before(const gm_model *m, const gm_symbols *s, gm_reach **reach, int32_t sym, const gm_node *n,
                             bool *all);
+
+/* For every node that `writes` selects, bit min(i, 63) of (*mask)[topo id] is set when a read
+ * of input i's buffer may run after the node (inputs past 63 share the last bit). Judged on m as
+ * it is now (sorted), so that a pass can decide before it inserts anything; *mask is NULL when
+ * no node is selected. GM_ERR_NOMEM (err set) when out of memory. */
+gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_node *), uint64_t **mask,
+                                   gm_error *err);
+/* Bit i of n's entry (false for a NULL mask, or a node made after the mask). */
+bool gm_readers_unsafe(const uint64_t *mask, const gm_node *n, size_t i);
 
 #endif

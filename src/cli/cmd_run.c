@@ -183,13 +183,15 @@ int gm_cmd_run(const gm_cli_opts *o)
     gm_pass_set avail = 0;
     gm_plan *p = NULL;
     int rc = 0;
+    /* streams first: the passes decide in-place reuse and the copies before in-place writers on
+     * the streams the graph will run on */
+    gm_run_assign_streams(m, ro.streams);
     gm_cli_progress_stage("running the passes");
     gm_status st = gm_passes_run(m, o->passes, &rep, &avail, &err);
     /* lowering for the runtime, as GE's execute graph does: each If/Case branch gets its own
      * output where branches disagree on which input they return (PointFromInputs) */
     if (st == GM_OK) st = gm_bg_condition_prepare_model(m, GM_BG_SHAPE_AUTO, &err);
     if (st == GM_OK) {
-        gm_run_assign_streams(m, ro.streams);
         gm_cli_progress_stage("planning");
         if (!o->dynamic) st = gm_plan_build(m, NULL, &p, &err);
     }

@@ -137,8 +137,12 @@ bool gm_node_at_start(const gm_node *n)
 bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
 {
     if (gm_node_is(n, GM_OP_SHAPE_ONLY)) return false;
-    const bool view = n->n_out > 0 && n->out[0].desc.reuse_input && n->out[0].desc.reuse_input_index == (int64_t)i;
-    return !(gm_node_is(n, GM_OP_RESHAPE) && view);
+    if (!gm_node_is(n, GM_OP_RESHAPE) || n->n_out == 0) return true;
+    if (n->out[0].desc.reuse_input && n->out[0].desc.reuse_input_index == (int64_t)i) return false; /* a view */
+    /* a Reshape read only for its shape (GE's shape-computing branch): its data never matters */
+    for (uint32_t j = 0; j < n->out[0].n_uses; j++)
+        if (!gm_node_is(n->out[0].uses[j].node, GM_OP_SHAPE_ONLY)) return true;
+    return false;
 }
 
 bool gm_node_is(const gm_node *n, gm_op_flag flag)

@@ -47,45 +47,7 @@ static bool is_shape_computing(const gm_node *s)
     return true;
 }
 
-/* Bit i of unsafe[h's topo id]: a read of input i's buffer may run after HCCL op h writes it
- * (inputs past 63 share bit 63). */
-static size_t input_bit(size_t i) { return i < 63 ? i : 63; }
-
-static bool has_mutable(const gm_model *m)
-{
-    for (size_t t = 0; t < gm_model_node_count(m); t++)
-        if (gm_node_is(gm_model_node_at(m, t), GM_OP_INPUT_MUTABLE)) return true;
-    return false;
-}
-
-static gm_status mark_unsafe_inputs(gm_pass_ctx *c, uint64_t **out)
-{
-    *out = NULL;
-    const size_t n = gm_model_node_count(c->m);
-    if (!has_mutable(c->m)) return GM_OK;
-    gm_symbols *s = NULL;
-    gm_reach *r = NULL;
-    uint64_t *mask = gm_calloc(n, sizeof *mask);
-    gm_status st = mask ? gm_symbols_build(c->m, &s, c->err) : gm_pass_oom(c);
-    for (size_t t = 0; t < n && st == GM_OK; t++) {
-        const gm_node *h = gm_model_node_at(c->m, t);
-        if (!gm_node_is(h, GM_OP_INPUT_MUTABLE)) continue;
-        for (uint32_t i = 0; i < h->n_in && st == GM_OK; i++) {
-            int32_t sym = h->in[i].src ? gm_symbols_find(s, h, false, i) : -1;
-            bool all = true;
-            if (sym >= 0 && gm_readers_before(c->m, s, &r, sym, h, &all) != GM_OK) st = gm_pass_oom(c);
-            if (!all) mask[t] |= (uint64_t)1 << input_bit(i);
-        }
-    }
-    gm_reach_free(r);
-    gm_symbols_free(s);
-    if (st != GM_OK) {
-        gm_free(mask);
-        return st;
-    }
-    *out = mask;
-    return GM_OK;
-}
+static bool writes_inputs(const gm_node *n) { return gm_node_is(n, GM_OP_INPUT_MUTABLE); }
 
 /* NeedInsertIdentity: does another reader of src:k run after the HCCL op writes it? */
 static bool sibling_reads_after(const gm_node *src, int32_t k, const gm_node *h, size_t i)
@@ -172,7 +134,7 @@ static gm_status handle_input(gm_pass_ctx *c, gm_node *h, size_t i, const uint64
     int32_t k = h->in[i].src_index;
     if (gm_node_is(src, GM_OP_CONST) || gm_node_is(src, GM_OP_VARIABLE))
         return insert_identity(c, h, i, gm_node_is(src, GM_OP_CONST) ? "producer is a constant" : "producer is a variable", &k_opts);
-    if (unsafe && h->topo_id >= 0 && unsafe[h->topo_id] >> input_bit(i) & 1)
+    if (gm_readers_unsafe(unsafe, h, i))
         return insert_identity(c, h, i, "a reader of the buffer (through a view, or on another stream) may run after it", &k_keep_opts);
     if (src->out[k].n_uses == 1) return GM_OK;
     if (sibling_reads_after(src, k, h, i)) return insert_identity(c, h, i, "another reader of the input runs after it", &k_opts);
@@ -186,7 +148,7 @@ gm_status gm_pass_hccl_memcpy(gm_pass_ctx *c)
     /* GE sorts lazily before the first mutable node; sorting up front gives the same ids. */
     gm_status st = gm_model_toposort(c->m, c->err);
     uint64_t *unsafe = NULL;
-    if (st == GM_OK) st = mark_unsafe_inputs(c, &unsafe);
+    if (st == GM_OK && gm_readers_unsafe_inputs(c->m, writes_inputs, &unsafe, c->err) != GM_OK) st = gm_pass_oom(c);
     for (size_t gi = 0; gi < c->m->n_graphs && st == GM_OK; gi++) {
         gm_graph *g = c->m->graphs[gi];
         if (g->nodes.n < 2) continue;

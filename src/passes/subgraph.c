@@ -8,7 +8,8 @@
  *  - a subgraph NetOutput input that is a constant, an atomic output, a continuous output, a
  *    Data passed straight through (not in a While), or a While in a dynamic NetOutput ->
  *    `<netoutput>_input_<i>_Memcpy`;
- *  - While: inputs whose producer is shared -> `<while>_input_<i>_Memcpy`; a known body gets
+ *  - While: inputs whose producer is shared, or (graphmem) whose buffer is read where it may
+ *    follow the loop -> `<while>_input_<i>_Memcpy`; a known body gets
  *    one copy after its non-bypass Data (`<body>_input_Memcpy`) and one before its non-bypass
  *    outputs (`<body>_output_Memcpy`), so an iteration never overwrites what it still reads;
  *    a dynamic While also gets `<cond>_input_Memcpy` after its cond Data;
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/readers_before.h"
 #include "analysis/ref.h"
 #include "ops/op_table.h"
 #include "passes/dedicated.h"
@@ -36,6 +38,7 @@ typedef struct sg_ctx {
     gm_pass_ctx *c;
     uint32_t *stamp; /* per topo id: last NetOutput that saw this producer (If/Case rule) */
     uint32_t stamp_now;
+    uint64_t *unsafe; /* While inputs whose buffer is read after the loop may write it */
 } sg_ctx;
 
 static gm_status fail_code(gm_pass_ctx *c)
@@ -239,11 +242,18 @@ static gm_status collect_data(gm_pass_ctx *c, const gm_graph *g, const gm_node *
     return GM_OK;
 }
 
-static gm_status while_inputs(gm_pass_ctx *c, gm_node *w)
+/* graphmem, not GE: a While input whose buffer another node reads where it may follow the loop
+ * (through a view of it, or on another stream: analysis/readers_before.h) is copied too — GE
+ * looks only at the producer's own consumers, and random graphs found a Reshape view fed to a
+ * While on stream 0 while a reader on stream 2 still read the tensor. */
+static bool is_while(const gm_node *n) { return gm_node_ctrl_kind(n) == GM_CTRL_WHILE && n->n_sub == 2; }
+
+static gm_status while_inputs(gm_pass_ctx *c, gm_node *w, const uint64_t *unsafe)
 {
     for (size_t i = 0; i < w->n_in; i++) {
         const gm_node *p = w->in[i].src;
-        if (!p || gm_node_is(p, GM_OP_VAR_LIKE) || p->out[w->in[i].src_index].n_uses <= 1) continue;
+        if (!p || gm_node_is(p, GM_OP_VAR_LIKE)) continue;
+        if (p->out[w->in[i].src_index].n_uses <= 1 && !gm_readers_unsafe(unsafe, w, i)) continue;
         char name[512];
         snprintf(name, sizeof name, "%s_input_%zu_Memcpy", w->name, i);
         if (!gm_pass_insert_before(c, w, i, name, "Identity", &k_opts, "While input shared with other readers"))
@@ -344,8 +354,8 @@ static gm_status handle_node(sg_ctx *s, gm_node *n)
     gm_ctrl_kind kind = gm_node_ctrl_kind(n);
     if (gm_node_is(n, GM_OP_DATA)) return handle_data(s->c, n);
     if (gm_node_is(n, GM_OP_NETOUTPUT)) return handle_netoutput(s->c, n);
-    if (kind == GM_CTRL_WHILE && n->n_sub == 2) {
-        gm_status st = while_inputs(s->c, n);
+    if (is_while(n)) {
+        gm_status st = while_inputs(s->c, n, s->unsafe);
         return st == GM_OK ? while_body(s->c, n) : st;
     }
     if (kind == GM_CTRL_IF || kind == GM_CTRL_CASE) return separate_branch_outputs(s, n);
@@ -356,8 +366,13 @@ gm_status gm_pass_subgraph(gm_pass_ctx *c)
 {
     gm_status st = gm_model_toposort(c->m, c->err);
     if (st != GM_OK) return st;
-    sg_ctx s = {c, gm_calloc(c->m->order.n ? c->m->order.n : 1, sizeof(uint32_t)), 0};
+    sg_ctx s = {c, gm_calloc(c->m->order.n ? c->m->order.n : 1, sizeof(uint32_t)), 0, NULL};
     if (!s.stamp) return gm_pass_oom(c);
+    /* decided on the model as it is before anything is inserted */
+    if (gm_readers_unsafe_inputs(c->m, is_while, &s.unsafe, c->err) != GM_OK) {
+        gm_free(s.stamp);
+        return gm_pass_oom(c);
+    }
     for (size_t gi = 0; gi < c->m->n_graphs && st == GM_OK; gi++) {
         size_t n = 0;
         gm_node **nodes = gm_pass_snapshot(c, c->m->graphs[gi], &n);
@@ -366,5 +381,6 @@ gm_status gm_pass_subgraph(gm_pass_ctx *c)
         gm_free(nodes);
     }
     gm_free(s.stamp);
+    gm_free(s.unsafe);
     return st;
 }
