@@ -31,31 +31,63 @@ static bool is_or_contains(const gm_node *p, const gm_node *n)
     return false;
 }
 
-/* Does u's input i read what n writes — an output of n (a While's output is its input buffer)
- * or of a node n lies inside, directly or through views of it? Such a read is meant to follow
- * n. */
-static bool reads_output_of(const gm_node *n, const gm_node *u, uint32_t i)
+/* One (node, output) whose buffer the walk has reached. */
+typedef struct slot {
+    const gm_node *n;
+    uint32_t k;
+} slot;
+
+typedef struct walk {
+    slot *v;
+    size_t n, cap;
+} walk;
+
+#define WALK_LIMIT 65536 /* outputs sharing one buffer; beyond, every read counts as unsafe */
+
+static bool walk_push(walk *w, const gm_node *n, uint32_t k)
 {
-    const gm_node *p = u->in[i].src;
-    uint32_t k = (uint32_t)u->in[i].src_index, j;
-    for (size_t hops = 0; p && !is_or_contains(p, n) && hops < 4096 && gm_ref_input_of_output(p, k, &j) && j < p->n_in;
-         hops++) {
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i].n == n && w->v[i].k == k) return true; /* reached twice (a diamond of views) */
+    if (w->n == WALK_LIMIT || gm_grow((void **)&w->v, sizeof *w->v, w->n + 1, &w->cap)) return false;
+    w->v[w->n++] = (slot){n, k};
+    return true;
+}
+
+/* Output k of u hands the buffer on: a view or pass-through of input i (ref.h), or any output of
+ * a node with subgraphs (a branch may return its input: counted as a read, never missed). */
+static bool passes_on(const gm_node *u, uint32_t k, uint32_t i)
+{
+    uint32_t j;
+    if (u->n_sub) return true;
+    return gm_ref_input_of_output(u, k, &j) && j == i;
+}
+
+gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *n, uint32_t in, bool *all)
+{
+    *all = true;
+    const gm_node *p = n->in[in].src;
+    if (!p) return GM_OK;
+    /* the output that owns the buffer: back through views and pass-throughs */
+    uint32_t k = (uint32_t)n->in[in].src_index, j;
+    for (size_t hops = 0; hops < 4096 && gm_ref_input_of_output(p, k, &j) && j < p->n_in && p->in[j].src; hops++) {
         k = (uint32_t)p->in[j].src_index;
         p = p->in[j].src;
     }
-    return p && is_or_contains(p, n);
-}
-
-gm_status gm_readers_before(const gm_model *m, const gm_symbols *s, gm_reach **reach, int32_t sym, const gm_node *n,
-                            bool *all)
-{
+    walk w = {0};
     gm_status st = GM_OK;
-    *all = true;
-    for (int32_t a = gm_symbol_first(s, sym); a >= 0 && *all && st == GM_OK; a = gm_symbols_next(s, a)) {
-        gm_anchor y = gm_symbols_anchor(s, a);
-        if (y.out || !gm_node_reads_input_data(y.node, y.index) || reads_output_of(n, y.node, y.index)) continue;
-        *all = runs_before(m, reach, y.node, n, &st);
+    if (!walk_push(&w, p, k)) st = GM_ERR_NOMEM;
+    for (size_t at = 0; at < w.n && *all && st == GM_OK; at++) {
+        const gm_out_slot *o = &w.v[at].n->out[w.v[at].k];
+        for (uint32_t u_i = 0; u_i < o->n_uses && *all && st == GM_OK; u_i++) {
+            const gm_node *u = o->uses[u_i].node;
+            const uint32_t i = (uint32_t)o->uses[u_i].index;
+            if (is_or_contains(u, n)) continue; /* the writer, or what it lies in: what follows reads its result */
+            if (gm_node_reads_input_data(u, i)) *all = runs_before(m, reach, u, n, &st);
+            for (uint32_t q = 0; q < u->n_out && *all && st == GM_OK; q++)
+                if (passes_on(u, q, i) && !walk_push(&w, u, q)) *all = false;
+        }
     }
+    gm_free(w.v);
     return st;
 }
 
@@ -67,25 +99,22 @@ gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_no
     bool any = false;
     for (size_t t = 0; t < n && !any; t++) any = writes(gm_model_node_at(m, t));
     if (!any) return GM_OK;
-    gm_symbols *s = NULL;
     gm_reach *r = NULL;
     uint64_t *bits = gm_calloc(n, sizeof *bits);
-    gm_status st = bits ? gm_symbols_build(m, &s, err) : GM_ERR_NOMEM;
+    gm_status st = bits ? GM_OK : GM_ERR_NOMEM;
     for (size_t t = 0; t < n && st == GM_OK; t++) {
         const gm_node *w = gm_model_node_at(m, t);
         if (!writes(w)) continue;
         for (uint32_t i = 0; i < w->n_in && st == GM_OK; i++) {
-            int32_t sym = w->in[i].src ? gm_symbols_find(s, w, false, i) : -1;
             bool all = true;
-            if (sym >= 0) st = gm_readers_before(m, s, &r, sym, w, &all);
+            st = gm_readers_before(m, &r, w, i, &all);
             if (!all) bits[t] |= (uint64_t)1 << (i < 63 ? i : 63);
         }
     }
     gm_reach_free(r);
-    gm_symbols_free(s);
     if (st != GM_OK) {
         gm_free(bits);
-        if (st == GM_ERR_NOMEM && err && err->code == GM_OK) gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+        if (err && err->code == GM_OK) gm_error_set(err, GM_ERR_NOMEM, "out of memory");
         return st;
     }
     *mask = bits;

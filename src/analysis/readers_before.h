@@ -1,11 +1,11 @@
 /*
  * readers_before.h — may a node overwrite a buffer now? Only if every other read of it runs
  * before the node: on the node's stream earlier in the model order, or through a path of edges
- * to it (stream order is not an edge across streams). A read is any input anchor of the
- * buffer's symbol, so readers through a view, a pass-through or a subgraph count — GE's passes
- * ask it of the producer's direct consumers only, in topological order — except reads of the
- * node's own output (through views of it), which are meant to follow it, and reads that need
- * no data (gm_node_reads_input_data).
+ * to it (stream order is not an edge across streams). A read is any consumer of the buffer, so
+ * readers through a view, a pass-through or a subgraph count — GE's passes ask it of the
+ * producer's direct consumers only, in topological order — except what reads the node's own
+ * result (through its outputs), which is meant to follow it, and reads that need no data
+ * (gm_node_reads_input_data).
  *
  * Used where a node overwrites a buffer it is given: the in-place reuse of an input
  * (conflict/inplace.c), an HCCL op writing its input (passes/hccl_memcpy.c), a While writing
@@ -18,13 +18,14 @@
 #include <stdint.h>
 
 #include "analysis/reach.h"
-#include "analysis/symbols.h"
+#include "graphmem/graph.h"
 
-/* *all = every reader of symbol sym other than n itself runs before n. The model must be sorted
- * and unedited since s was built; *reach is built on first need (free it with gm_reach_free).
- * GM_ERR_NOMEM only when building it failed. */
-gm_status gm_readers_before(const gm_model *m, const gm_symbols *s, gm_reach **reach, int32_t sym, const gm_node *n,
-                            bool *all);
+/* *all = every read of the buffer input `in` of n reads runs before n: every consumer of the
+ * output that owns it, and of the views and pass-throughs of it, found by walking the edges
+ * (not the symbol table, which would cost a whole build). The model must be sorted and unedited
+ * since; *reach is built on first need (free it with gm_reach_free). GM_ERR_NOMEM when out of
+ * memory. */
+gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *n, uint32_t in, bool *all);
 
 /* For every node that `writes` selects, bit min(i, 63) of (*mask)[topo id] is set when a read
  * of input i's buffer may run after the node (inputs past 63 share the last bit). Judged on m as

@@ -204,7 +204,7 @@ static gm_status pair_ok(run *r, const gm_node *n, const cand *x, bool *ok)
     if (sym_in < 0) return dropped(n, x, "the input has no symbol");
     if (is_read_only(r, sym_in)) return dropped(n, x, "the input's memory is read-only");
     bool before = false;
-    if (gm_readers_before(r->m, r->s, &r->reach, sym_in, n, &before) != GM_OK) return oom(r);
+    if (gm_readers_before(r->m, &r->reach, n, x->in, &before) != GM_OK) return oom(r);
     if (!before) return dropped(n, x, "another reader of the input's buffer may run after the node");
 
     if (gm_attrs_get_string(n->out[x->out].desc.attrs, "ref_var_src_var_name"))
