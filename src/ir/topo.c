@@ -4,8 +4,16 @@
  * file, or for an inserted node the position of the node it serves), so independent nodes
  * keep the order the file gave them. Over the model: GE's GetAllNodes — each node followed by
  * the nodes of its subgraphs, in the order the node lists them. O((V + E) log V).
+ *
+ * The common case is cheaper: after a sort the nodes stand in key order and the passes append
+ * the few they insert, so the nodes in (key, position) order are often already topological —
+ * and then that order is exactly what Kahn's algorithm would pop (each node is ready when its
+ * turn comes, and it is the least of the ready ones). So first the key order is formed (a sorted
+ * prefix merged with the sorted appended tail) and every edge checked against it: O(V + E +
+ * k log k) for k appended nodes; only when an edge points backwards does the heap run.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -102,6 +110,42 @@ static gm_status report_cycle(const gm_graph *g, const uint32_t *indeg, gm_error
 
 static void count_edge(uint32_t *indeg, const gm_node *succ) { indeg[succ->given_pos]++; }
 
+static int cmp_key_pos(const void *a, const void *b)
+{
+    const gm_node *x = *(const gm_node *const *)a, *y = *(const gm_node *const *)b;
+    if (x->order_key != y->order_key) return x->order_key < y->order_key ? -1 : 1;
+    return (x->given_pos > y->given_pos) - (x->given_pos < y->given_pos);
+}
+
+/* The nodes in (key, position) order into sorted[], if that order is topological (rank is
+ * scratch of n entries). False: an edge points backwards, or no memory for the tail. */
+static bool sort_by_key(const gm_graph *g, gm_node **sorted, uint32_t *rank)
+{
+    const uint32_t n = g->nodes.n;
+    gm_node *const *v = g->nodes.v;
+    uint32_t p = 1;
+    while (p < n && v[p - 1]->order_key <= v[p]->order_key) p++;
+    gm_node **tail = NULL;
+    if (p < n) {
+        if (!(tail = gm_malloc((size_t)(n - p) * sizeof *tail))) return false;
+        memcpy(tail, v + p, (size_t)(n - p) * sizeof *tail);
+        qsort(tail, n - p, sizeof *tail, cmp_key_pos);
+    }
+    for (uint32_t i = 0, a = 0, b = 0; i < n; i++) /* merge: on equal keys the prefix comes first */
+        sorted[i] = b == n - p || (a < p && v[a]->order_key <= tail[b]->order_key) ? v[a++] : tail[b++];
+    gm_free(tail);
+    for (uint32_t i = 0; i < n; i++) rank[sorted[i]->given_pos] = i;
+    for (uint32_t i = 0; i < n; i++) {
+        const gm_node *x = sorted[i];
+        for (uint32_t k = 0; k < x->n_out; k++)
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++)
+                if (rank[x->out[k].uses[j].node->given_pos] <= i) return false;
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++)
+            if (rank[x->ctrl_out.v[j]->given_pos] <= i) return false;
+    }
+    return true;
+}
+
 static gm_status sort_graph(gm_graph *g, gm_error *err)
 {
     uint32_t n = g->nodes.n;
@@ -116,6 +160,12 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
         return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", g->model->source);
     }
     for (uint32_t i = 0; i < n; i++) g->nodes.v[i]->given_pos = i;
+    uint32_t done = 0;
+    if (sort_by_key(g, sorted, indeg)) {
+        done = n;
+        goto sorted_done;
+    }
+    memset(indeg, 0, (size_t)n * sizeof *indeg);
     for (uint32_t i = 0; i < n; i++) {
         const gm_node *x = g->nodes.v[i];
         for (uint32_t k = 0; k < x->n_out; k++) {
@@ -126,7 +176,6 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
     for (uint32_t i = 0; i < n; i++) {
         if (!indeg[i]) heap_push(&h, i);
     }
-    uint32_t done = 0;
     while (h.n) {
         gm_node *x = g->nodes.v[heap_pop(&h)];
         sorted[done++] = x;
@@ -141,6 +190,7 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
             if (--indeg[p] == 0) heap_push(&h, p);
         }
     }
+sorted_done:;
     gm_status st = GM_OK;
     if (done < n) {
         st = report_cycle(g, indeg, err);
