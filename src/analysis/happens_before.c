@@ -18,6 +18,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/distinct.h"
 
 struct gm_hb {
     const gm_model *m;
@@ -34,12 +35,6 @@ struct gm_hb {
     int64_t *stream_ids; /* dense stream -> id, ascending */
     int32_t *while_up;   /* node topo id -> nearest enclosing While's topo id, -1 none */
 };
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static int32_t dense_stream(const gm_hb *hb, int64_t id)
 {
@@ -104,10 +99,7 @@ static gm_status collect_streams(gm_hb *hb)
     hb->stream_ids = gm_malloc((n ? n : 1) * sizeof *hb->stream_ids);
     if (!hb->stream_ids) return GM_ERR_NOMEM;
     for (size_t t = 0; t < n; t++) hb->stream_ids[t] = gm_model_node_at(hb->m, t)->stream;
-    qsort(hb->stream_ids, n, sizeof *hb->stream_ids, cmp_i64);
-    size_t S = 0;
-    for (size_t t = 0; t < n; t++)
-        if (!S || hb->stream_ids[S - 1] != hb->stream_ids[t]) hb->stream_ids[S++] = hb->stream_ids[t];
+    size_t S = gm_distinct_i64(hb->stream_ids, n);
     hb->S = S ? S : 1;
     if (!S) hb->stream_ids[0] = 0;
     return GM_OK;

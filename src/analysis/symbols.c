@@ -203,14 +203,28 @@ static int map_outputs(gm_symbols *s, const gm_node *n)
     return 0;
 }
 
+/* A name and its first 8 bytes as a big-endian number (zeros past its end): comparing the
+ * numbers orders as strcmp does on those bytes, so strcmp runs only on equal prefixes. */
 typedef struct named {
+    uint64_t prefix;
     const char *name;
     int32_t id;
 } named;
 
+static uint64_t name_prefix(const char *s)
+{
+    uint64_t p = 0;
+    int i = 0;
+    for (; i < 8 && s[i]; i++) p = p << 8 | (unsigned char)s[i];
+    for (; i < 8; i++) p <<= 8;
+    return p;
+}
+
 static int by_name(const void *pa, const void *pb)
 {
-    return strcmp(((const named *)pa)->name, ((const named *)pb)->name);
+    const named *a = pa, *b = pb;
+    if (a->prefix != b->prefix) return a->prefix < b->prefix ? -1 : 1;
+    return strcmp(a->name, b->name);
 }
 
 /* Writes "<node>_out_<i>" / "<node>_in_<i>" at p (NUL-terminated); returns its length.
@@ -262,8 +276,9 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
     for (size_t i = 0; i < s->n_syms; i++) {
         if (s->syms[i].dead) continue;
         gm_anchor x = gm_symbols_anchor(s, s->syms[i].name_anchor);
-        v[s->n_sorted++] = (named){p, (int32_t)i};
-        p += put_name(p, &x) + 1;
+        size_t len = put_name(p, &x);
+        v[s->n_sorted++] = (named){name_prefix(p), p, (int32_t)i};
+        p += len + 1;
     }
     qsort(v, s->n_sorted, sizeof *v, by_name);
     for (size_t i = 0; i < s->n_sorted; i++) s->sorted[i] = v[i].id;

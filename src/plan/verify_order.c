@@ -43,6 +43,7 @@
 #include "ops/op_table.h"
 #include "plan/verify_internal.h"
 #include "util/alloc.h"
+#include "util/distinct.h"
 
 #define PROBLEM(...)                                                    \
     do {                                                                \
@@ -266,10 +267,7 @@ static gm_status build_events(gm_vfy *c, gm_error *err)
         b.stream_ids[i] = x->stream;
         n_ev += x->n_sub ? 2 : 1;
     }
-    qsort(b.stream_ids, n, sizeof *b.stream_ids, cmp_i64);
-    size_t S = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!S || b.stream_ids[S - 1] != b.stream_ids[i]) b.stream_ids[S++] = b.stream_ids[i];
+    size_t S = gm_distinct_i64(b.stream_ids, n);
     c->n_streams = S ? S : 1;
     gm_status st = GM_OK;
     if (n_ev && c->n_streams > (SIZE_MAX / sizeof(int32_t)) / n_ev / 2) {
