@@ -4,7 +4,7 @@
 #   make run    build and run `graphmem plan` on the embedded example
 #   make test   build with ASan + UBSan into build/asan and run every test (CTest)
 #   make tsan   build with ThreadSanitizer into build/tsan and run the concurrent tests (label tsan)
-#   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator)
+#   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator, scale)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
 #   make valgrind  the command line under Valgrind over the shared models (tests/valgrind_cli.sh)
 #   make install   build (Release, build/) and install the command, library, headers, man page,
@@ -47,6 +47,7 @@ bench: all bench-deps
 	./bench/run_passes_bench.sh $(BUILD)
 	./bench/run_plan_bench.sh $(BUILD)
 	./bench/run_alloc_bench.sh $(BUILD)
+	./bench/run_pipeline_bench.sh $(BUILD)
 
 # The allocator benchmark's peers (jemalloc, mimalloc): installed with apt-get as root; otherwise
 # the exact command is printed and the benchmark skips the missing peer (kept out of `deps`).
