@@ -11,7 +11,7 @@
 #                  pkg-config file and CMake package under PREFIX (default /usr/local); DESTDIR stages
 
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
-            libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+            libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjemalloc-dev
 # What only the tests need: groff renders the man page (tests/man_page.sh); Chromium, Graphviz
 # and libpng draw and read back the pictures (tests/svg_chromium.sh).
 TEST_DEBS := groff-base chromium graphviz libpng-dev

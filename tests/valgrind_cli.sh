@@ -7,7 +7,9 @@ set -uo pipefail
 gm=${1:?usage: valgrind_cli.sh GRAPHMEM_BINARY SOURCE_DIR}
 src=${2:?usage: valgrind_cli.sh GRAPHMEM_BINARY SOURCE_DIR}
 command -v valgrind >/dev/null || { echo "valgrind_cli: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect)
+# the command may be linked with jemalloc: memcheck replaces its malloc too
+vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+    --soname-synonyms=somalloc=*jemalloc*)
 fails=0 runs=0
 check() {
   runs=$((runs + 1))
