@@ -42,7 +42,9 @@ typedef struct walk {
     size_t n, cap;
 } walk;
 
-#define WALK_LIMIT 65536 /* outputs sharing one buffer; beyond, every read counts as unsafe */
+/* Outputs sharing one buffer that a walk follows (each new one is compared with those before);
+ * beyond, the buffer counts as read after the write: a copy, never a race. */
+#define WALK_LIMIT 4096
 
 static bool walk_push(walk *w, const gm_node *n, uint32_t k)
 {

@@ -20,11 +20,11 @@
 #include "analysis/reach.h"
 #include "graphmem/graph.h"
 
-/* *all = every read of the buffer input `in` of n reads runs before n: every consumer of the
- * output that owns it, and of the views and pass-throughs of it, found by walking the edges
- * (not the symbol table, which would cost a whole build). The model must be sorted and unedited
- * since; *reach is built on first need (free it with gm_reach_free). GM_ERR_NOMEM when out of
- * memory. */
+/* *all = every read of the buffer that n's input `in` reads runs before n. The reads are the
+ * consumers of the output that owns the buffer and of its views and pass-throughs, found by
+ * walking the edges (a symbol table would cost a whole build per pass). The model must be
+ * sorted and unedited since; *reach is built on first need (free it with gm_reach_free).
+ * GM_ERR_NOMEM when out of memory. */
 gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *n, uint32_t in, bool *all);
 
 /* For every node that `writes` selects, bit min(i, 63) of (*mask)[topo id] is set when a read

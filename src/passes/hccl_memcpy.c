@@ -16,7 +16,7 @@
  * earlier in the order runs before only through a path of edges. Random graphs found both: an
  * AllReduce on stream 2 writing what a reader on stream 0 still read, and one writing a
  * Reshape view of a tensor read later. The readers are judged on the model as sorted at the
- * start, before any insertion (the symbols and the reachability labels describe that graph).
+ * start, before any insertion (the walk and the reachability labels describe that graph).
  */
 #include <stdio.h>
 #include <string.h>

@@ -169,19 +169,23 @@ static gm_ms_block *malloc_own(gm_ms_l2_allocator *a, size_t size, bool cached_o
     return mem ? wrap_own(a, mem) : NULL;
 }
 
+/* A block parked here that fits (at most 1/8 over what an own allocation would take), or NULL. */
+static gm_ms_block *lend_parked_fit(gm_ms_l2_allocator *a, size_t size)
+{
+    if (!a->borrow.count) return NULL;
+    size_t want = gm_l2_pool_block_bytes(a->pool, size);
+    return gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
+}
+
 gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
 {
     gm_ms_stats *st = &a->group->st;
-    /* A block parked here that fits (at most 1/8 over what an own allocation would take) is lent
-     * before the own pool grows: our view already says no stream uses it, so it is as safe as our
-     * own memory, and otherwise it sits idle, out of every pool, until an event takes it home. GE
-     * tries its own pool first and borrows only when that fails; lending first cuts the
-     * reservation of multi-stream runs (resnet50 on 4 streams: 8.5 -> 3.1 x the peak). */
-    gm_ms_block *b = NULL;
-    if (a->borrow.count) {
-        size_t want = gm_l2_pool_block_bytes(a->pool, size);
-        b = gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
-    }
+    /* A parked block that fits is lent before the own pool grows: our view already says no
+     * stream uses it, so it is as safe as our own memory, and otherwise it sits idle, out of
+     * every pool, until an event takes it home. GE tries its own pool first and borrows only when
+     * that fails; lending first cuts the reservation of multi-stream runs (resnet50 on 4
+     * streams: 8.5 -> 3.1 x the peak). */
+    gm_ms_block *b = lend_parked_fit(a, size);
     if (!b) b = malloc_own(a, size, true);
     /* Where the own pool would have to grow: another stream's idle chunk that is safe here
      * (gm_ms_share_into), else a longer parked block (GE borrows only once the pool failed; a
@@ -194,10 +198,7 @@ gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
     /* Still nothing: wait for the other streams' releases (internal dependencies), then look
      * again where they land (parked here, home here, or idle chunks now safe to take). */
     if (!b && a->group->order && gm_ms_wait_for_releases(a, size)) {
-        if (a->borrow.count) {
-            size_t want = gm_l2_pool_block_bytes(a->pool, size);
-            b = gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
-        }
+        b = lend_parked_fit(a, size);
         if (!b) b = malloc_own(a, size, true);
         if (!b && gm_ms_share_into(a, size)) b = malloc_own(a, size, true);
         if (!b && a->borrow.count) b = gm_borrow_alloc(&a->borrow, size);
