@@ -27,6 +27,7 @@ gen_iter="${ALLOC_GEN_ITER:-10}"
 runs="${ALLOC_RUNS:-5}"
 out="$root/bench/out"
 mkdir -p "$out"
+: >"$out/alloc_bench.stderr"
 
 # (model file, streams, iterations)
 jobs=()
@@ -55,8 +56,10 @@ for j in "${jobs[@]}"; do
   name="$(basename "$model")"
   trace="$out/${name%.*}.s$streams.k$k.trace"
   "$bench" --dump "$trace" --streams "$streams" --iterations "$k" "$model"
-  "$bench" --runs "$runs" --label "$name" $header --trace "$trace"
+  "$bench" --runs "$runs" --label "$name" $header --trace "$trace" 2>>"$out/alloc_bench.stderr"
   header="--no-header"
-done 2> >(sed 's/^/    /' >&2)
+done
+# the per-trace counters after the table (a process substitution interleaved them with it)
+sed 's/^/    /' "$out/alloc_bench.stderr" >&2
 echo
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
