@@ -266,6 +266,10 @@ if command -v script >/dev/null; then
   GM_PROGRESS_AFTER=0 script -qec "'$GM' run --streams 2" /dev/null >"$TMP/tty" 2>&1
   has "$TMP/tty" "graphmem: " "run: progress on a terminal"
   has "$TMP/tty" "every read found its writer's data" "run: the result after the progress line"
+  for c in "info '$SRC/tests/data/models/resnet50.onnx'" "convert '$SRC/tests/data/models/resnet50.onnx' '$TMP/p.json'"; do
+    GM_PROGRESS_AFTER=0 script -qec "'$GM' $c" /dev/null >"$TMP/tty" 2>&1
+    has "$TMP/tty" "graphmem: " "${c%% *}: progress on a terminal"
+  done
 fi
 expect 0 "plan --svg (README picture)" "$GM" plan --svg "$TMP/readme.svg" -q
 if cmp -s "$TMP/readme.svg" "$SRC/docs/example.svg"; then passes=$((passes + 1)); else

@@ -21,10 +21,13 @@ int gm_cmd_convert(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     gm_model *m = NULL;
+    gm_cli_progress_start(o, "reading the model");
     if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    gm_cli_progress_stage("writing");
     gm_status st = gm_model_write_file(m, out_path, fmt, &err);
     size_t nodes = gm_model_node_count(m);
     gm_model_free(m);
+    gm_cli_progress_stop();
     if (st != GM_OK) return gm_cli_fail(&err);
     if (o->json) {
         cJSON *j = cJSON_CreateObject();

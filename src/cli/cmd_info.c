@@ -104,9 +104,11 @@ int gm_cmd_info(const gm_cli_opts *o)
     gm_error err;
     gm_model *m = NULL;
     gm_error_clear(&err);
+    gm_cli_progress_start(o, "reading the model");
     if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
     gm_model_stats st;
     gm_model_get_stats(m, &st);
+    gm_cli_progress_stop();
     if (o->json) {
         int rc = print_json(m, &st);
         gm_model_free(m);

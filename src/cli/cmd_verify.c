@@ -44,10 +44,13 @@ int gm_cmd_verify(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     gm_model *m = NULL;
+    gm_cli_progress_start(o, "reading the model");
     if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    gm_cli_progress_stage("verifying");
     gm_plan_verdict v;
     gm_status st = gm_plan_verify_file(m, o->positional[1], &v, &err);
     gm_model_free(m);
+    gm_cli_progress_stop();
     if (st != GM_OK) return gm_cli_fail(&err);
     int rc = 0;
     if (o->json) {
