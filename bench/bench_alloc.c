@@ -192,7 +192,8 @@ static int no_device_order(void *ctx, uint32_t from, uint32_t to) { return (void
 
 static bool ge_protocol_only; /* --ge-protocol: no internal dependencies (GE's reuse rules) */
 
-static int gm_stack_open(gm_stack *s, const at_trace *t)
+/* ge_only: GE's reuse rules alone, no internal dependencies */
+static int gm_stack_open(gm_stack *s, const at_trace *t, bool ge_only)
 {
     memset(s, 0, sizeof *s);
     s->src = (gm_mem_source){.ctx = &s->dev, .alloc = dev_alloc_tab, .free = dev_free};
@@ -200,7 +201,7 @@ static int gm_stack_open(gm_stack *s, const at_trace *t)
     gm_scalable_config_default(&c, 0);
     if (!(s->l1 = gm_caching_create(&s->src, &c, NULL, NULL))) return -1;
     s->l1src = gm_caching_as_source(s->l1);
-    gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = ge_protocol_only ? NULL : no_device_order};
+    gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = ge_only ? NULL : no_device_order};
     gm_error err;
     if (gm_ms_group_create(&cfg, &s->l1src, &s->g, &err) != GM_OK) return -1;
     for (uint32_t k = 0; k < t->streams; k++) s->al[k] = gm_ms_group_allocator(s->g, k);
@@ -367,18 +368,15 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     /* graphmem under GE's reuse rules alone (no internal dependencies), untimed: the last column */
     size_t reserved_ge = 0;
     {
-        const bool saved = ge_protocol_only;
-        ge_protocol_only = true;
         gm_stack ge;
-        int rc = gm_stack_open(&ge, t) || replay_gm(&ge, t, h, samples);
+        int rc = gm_stack_open(&ge, t, true) || replay_gm(&ge, t, h, samples);
         gm_stack_close(&ge);
-        ge_protocol_only = saved;
         if (rc) return fprintf(stderr, "bench_alloc: graphmem (GE's reuse): allocator failure\n"), -1;
         reserved_ge = max_of(samples, t->n_peak_at);
         gm_worst = (gm_breakdown){0};
     }
     gm_stack gs;
-    if (gm_stack_open(&gs, t) || replay_gm(&gs, t, h, samples))
+    if (gm_stack_open(&gs, t, ge_protocol_only) || replay_gm(&gs, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), -1;
     reserved[A_GRAPHMEM] = max_of(samples, t->n_peak_at);
     size_t gm_held_peak = gs.dev.peak;

@@ -7,12 +7,10 @@
 #include "util/alloc.h"
 
 /* u, lifted to n's graph (a reader inside a subgraph runs within its parent node), runs before
- * n; one that cannot be lifted there is not known to. A node n lies inside is n's own context:
- * its read of the buffer is what hands it to n. */
+ * n; one that cannot be lifted there is not known to. (The caller has skipped n and the nodes n
+ * lies inside.) */
 static bool runs_before(const gm_model *m, gm_reach **reach, const gm_node *u, const gm_node *n, gm_status *st)
 {
-    for (const gm_node *a = gm_graph_parent(n->graph); a; a = gm_graph_parent(a->graph))
-        if (a == u) return true;
     while (u && u->graph != n->graph) u = gm_graph_parent(u->graph);
     if (!u) return false;
     if (u == n || (u->stream == n->stream && u->topo_id < n->topo_id)) return true;

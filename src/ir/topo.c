@@ -146,6 +146,40 @@ static bool sort_by_key(const gm_graph *g, gm_node **sorted, uint32_t *rank)
     return true;
 }
 
+/* Kahn's algorithm with the heap: sorted[] gets the nodes in order; returns how many (fewer
+ * than n on a cycle, indeg then marking the nodes left). indeg is scratch of n entries. */
+static uint32_t kahn(const gm_graph *g, heap *h, uint32_t *indeg, gm_node **sorted)
+{
+    const uint32_t n = g->nodes.n;
+    memset(indeg, 0, (size_t)n * sizeof *indeg);
+    for (uint32_t i = 0; i < n; i++) {
+        const gm_node *x = g->nodes.v[i];
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++) count_edge(indeg, x->out[k].uses[j].node);
+        }
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++) count_edge(indeg, x->ctrl_out.v[j]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!indeg[i]) heap_push(h, i);
+    }
+    uint32_t done = 0;
+    while (h->n) {
+        gm_node *x = g->nodes.v[heap_pop(h)];
+        sorted[done++] = x;
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++) {
+                uint32_t p = x->out[k].uses[j].node->given_pos;
+                if (--indeg[p] == 0) heap_push(h, p);
+            }
+        }
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++) {
+            uint32_t p = x->ctrl_out.v[j]->given_pos;
+            if (--indeg[p] == 0) heap_push(h, p);
+        }
+    }
+    return done;
+}
+
 static gm_status sort_graph(gm_graph *g, gm_error *err)
 {
     uint32_t n = g->nodes.n;
@@ -160,37 +194,7 @@ static gm_status sort_graph(gm_graph *g, gm_error *err)
         return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", g->model->source);
     }
     for (uint32_t i = 0; i < n; i++) g->nodes.v[i]->given_pos = i;
-    uint32_t done = 0;
-    if (sort_by_key(g, sorted, indeg)) {
-        done = n;
-        goto sorted_done;
-    }
-    memset(indeg, 0, (size_t)n * sizeof *indeg);
-    for (uint32_t i = 0; i < n; i++) {
-        const gm_node *x = g->nodes.v[i];
-        for (uint32_t k = 0; k < x->n_out; k++) {
-            for (uint32_t j = 0; j < x->out[k].n_uses; j++) count_edge(indeg, x->out[k].uses[j].node);
-        }
-        for (uint32_t j = 0; j < x->ctrl_out.n; j++) count_edge(indeg, x->ctrl_out.v[j]);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (!indeg[i]) heap_push(&h, i);
-    }
-    while (h.n) {
-        gm_node *x = g->nodes.v[heap_pop(&h)];
-        sorted[done++] = x;
-        for (uint32_t k = 0; k < x->n_out; k++) {
-            for (uint32_t j = 0; j < x->out[k].n_uses; j++) {
-                uint32_t p = x->out[k].uses[j].node->given_pos;
-                if (--indeg[p] == 0) heap_push(&h, p);
-            }
-        }
-        for (uint32_t j = 0; j < x->ctrl_out.n; j++) {
-            uint32_t p = x->ctrl_out.v[j]->given_pos;
-            if (--indeg[p] == 0) heap_push(&h, p);
-        }
-    }
-sorted_done:;
+    uint32_t done = sort_by_key(g, sorted, indeg) ? n : kahn(g, &h, indeg, sorted);
     gm_status st = GM_OK;
     if (done < n) {
         st = report_cycle(g, indeg, err);

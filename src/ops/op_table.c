@@ -134,15 +134,22 @@ bool gm_node_at_start(const gm_node *n)
     return !n->graph->parent && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_CONST) || gm_node_is(n, GM_OP_VARIABLE));
 }
 
+bool gm_node_computes_shape(const gm_node *n)
+{
+    if (gm_node_is(n, GM_OP_SHAPE_ONLY)) return true;
+    if (!gm_node_is(n, GM_OP_RESHAPE)) return false;
+    for (uint32_t k = 0; k < n->n_out; k++)
+        for (uint32_t j = 0; j < n->out[k].n_uses; j++)
+            if (!gm_node_is(n->out[k].uses[j].node, GM_OP_SHAPE_ONLY)) return false;
+    return true;
+}
+
 bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
 {
-    if (gm_node_is(n, GM_OP_SHAPE_ONLY)) return false;
-    if (!gm_node_is(n, GM_OP_RESHAPE) || n->n_out == 0) return true;
-    if (n->out[0].desc.reuse_input && n->out[0].desc.reuse_input_index == (int64_t)i) return false; /* a view */
-    /* a Reshape read only for its shape (GE's shape-computing branch): its data never matters */
-    for (uint32_t j = 0; j < n->out[0].n_uses; j++)
-        if (!gm_node_is(n->out[0].uses[j].node, GM_OP_SHAPE_ONLY)) return true;
-    return false;
+    if (gm_node_computes_shape(n)) return false;
+    const bool view = gm_node_is(n, GM_OP_RESHAPE) && n->n_out > 0 && n->out[0].desc.reuse_input &&
+                      n->out[0].desc.reuse_input_index == (int64_t)i;
+    return !view;
 }
 
 bool gm_node_is(const gm_node *n, gm_op_flag flag)

@@ -75,10 +75,12 @@ gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
  * (spec/plan-format.md), wherever they sit in the order and whatever stream they carry — the
  * executors write them first, on stream 0. So an edge out of one orders nothing. */
 bool gm_node_at_start(const gm_node *n);
-/* Does n read the data of input i on the device, in a way that matters? Not a shape-only op
- * (Shape, Size ...), nor a Reshape whose output is a view of that input or is read only by
- * shape-only ops: the executors check no pattern there, and the passes need not order them
- * before a write. */
+/* GE's shape-computing branch: a shape-only op (Shape, Size ...), or a Reshape read only by
+ * such ops. Its data never matters. */
+bool gm_node_computes_shape(const gm_node *n);
+/* Does n read the data of input i on the device, in a way that matters? Not a shape-computing
+ * node, nor a Reshape whose output is a view of that input: the executors check no pattern
+ * there, and the passes need not order them before a write. */
 bool gm_node_reads_input_data(const gm_node *n, uint32_t i);
 /* The atomic-clean node (AtomicAddrClean / MemSet, a control input of n) that zeroes the memory
  * anchor (n, out, index) lives in before n accumulates into it, or NULL: an output listed in

@@ -36,17 +36,6 @@ static const gm_copy_opts k_opts = {.keep_desc_attrs = false, .cannot_be_deleted
 static const gm_copy_opts k_keep_opts = {.keep_desc_attrs = false, .cannot_be_deleted = true, .no_const_fold = 0,
                                          .copy_batch_label = false};
 
-/* A branch that only computes a shape: it reads no data, so the HCCL write cannot hurt it. */
-static bool is_shape_computing(const gm_node *s)
-{
-    if (gm_node_is(s, GM_OP_SHAPE_ONLY)) return true;
-    if (!gm_node_is(s, GM_OP_RESHAPE)) return false;
-    for (uint32_t k = 0; k < s->n_out; k++)
-        for (uint32_t j = 0; j < s->out[k].n_uses; j++)
-            if (!gm_node_is(s->out[k].uses[j].node, GM_OP_SHAPE_ONLY)) return false;
-    return true;
-}
-
 static bool writes_inputs(const gm_node *n) { return gm_node_is(n, GM_OP_INPUT_MUTABLE); }
 
 /* NeedInsertIdentity: does another reader of src:k run after the HCCL op writes it? */
@@ -56,7 +45,7 @@ static bool sibling_reads_after(const gm_node *src, int32_t k, const gm_node *h,
     for (uint32_t j = 0; j < o->n_uses; j++) {
         const gm_node *s = o->uses[j].node;
         if (s == h && (size_t)o->uses[j].index == i) continue;
-        if (is_shape_computing(s)) continue;
+        if (gm_node_computes_shape(s)) continue; /* it reads no data: the write cannot hurt it */
         /* A node inserted since the sort has id -1: never a later reader. */
         if (s->topo_id > h->topo_id) return true;
     }

@@ -28,6 +28,7 @@
 
 #include "analysis/symbols.h"
 #include "ir/ir.h"
+#include "ops/op_table.h"
 #include "runtime/executor_internal.h"
 #include "runtime/ms_events.h"
 #include "util/alloc.h"
@@ -35,7 +36,7 @@
 /* Is task t launched in phase 0 (the start writers) or 1 (the rest)? Exit tasks never are. */
 static bool launched_in(const gm_exec *x, size_t t, int phase)
 {
-    return !x->task_exit[t] && gm_exec_at_start(x->task_node[t]) == (phase == 0);
+    return !x->task_exit[t] && gm_node_at_start(x->task_node[t]) == (phase == 0);
 }
 
 static gm_status index_symbols(gm_dyn *d)

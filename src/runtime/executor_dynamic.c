@@ -354,13 +354,13 @@ static gm_status iterate(gm_dyn *d)
     gm_place_begin_iteration(x);
     gm_status st = GM_OK;
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
-        if (!x->task_exit[t] && gm_exec_at_start(x->task_node[t])) st = launch(d, t);
+        if (!x->task_exit[t] && gm_node_at_start(x->task_node[t])) st = launch(d, t);
     if (st == GM_OK) st = first_sync(d);
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
         st = gm_exec_for_each_dep(x, t, wait_dep);
         for (size_t j = d->join_base[t]; j < d->join_base[t + 1] && st == GM_OK; j++)
             st = wait_dep(x, t, (size_t)d->join_task[j]);
-        if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = launch(d, t);
+        if (st == GM_OK && !x->task_exit[t] && !gm_node_at_start(x->task_node[t])) st = launch(d, t);
         if (st == GM_OK && x->task_event[t]) st = send(d, t);
         if (st == GM_OK) st = gm_dyn_late_frees(d, t);
     }

@@ -82,8 +82,6 @@ uint64_t *gm_exec_add_check(gm_exec *x, const gm_node *n, int32_t sym, uint64_t 
 gm_status gm_exec_wait_dep(gm_exec *x, size_t t, size_t dep);
 
 /* Shared with the dynamic executor (executor_dynamic.c): the task model and the patterns. */
-/* Root Data, Const and Variable: written at the start of an iteration, on stream 0. */
-bool gm_exec_at_start(const gm_node *n);
 /* Calls fn(x, t, dep) for every task dep that task t waits for. */
 gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t));
 /* A pattern seed from (iteration, task, salt); never 0 (0 means "unknown"). */

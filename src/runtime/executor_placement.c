@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ops/op_table.h"
 #include "runtime/executor_placement.h"
 #include "util/alloc.h"
 
@@ -338,7 +339,7 @@ gm_status gm_place_index(gm_exec *x)
     pl->gates = gm_calloc(nt, sizeof *pl->gates);
     if (!pl->host_task || !pl->hold_need || !pl->released || !pl->gates) return GM_ERR_NOMEM;
     for (size_t t = 0; t < x->n_tasks; t++) {
-        pl->host_task[t] = !gm_exec_at_start(x->task_node[t]) && gm_place_node_on_host(x->task_node[t]);
+        pl->host_task[t] = !gm_node_at_start(x->task_node[t]) && gm_place_node_on_host(x->task_node[t]);
         pl->gates[t] = (gm_place_gate){pl, t};
     }
     for (size_t t = 0; t < gm_model_node_count(x->m); t++) {

@@ -41,10 +41,6 @@ static gm_status index_slots(gm_exec *x)
     return GM_OK;
 }
 
-/* Written at the start of the run, before everything (the plan's START): root Data (the user's
- * inputs), Const and Variable. */
-bool gm_exec_at_start(const gm_node *n) { return gm_node_at_start(n); }
-
 static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_stream)
 {
     size_t t = x->n_tasks++;
@@ -52,8 +48,8 @@ static void add_task(gm_exec *x, const gm_node *n, bool exit, int64_t *per_strea
     x->task_exit[t] = exit;
     /* start writers all go on stream 0, which every stream waits for first; the streams of
      * device d follow those of device d - 1 */
-    unsigned dev = x->place && !gm_exec_at_start(n) ? gm_place_node_device(x, n) : 0;
-    x->task_stream[t] = gm_exec_at_start(n) ? 0
+    unsigned dev = x->place && !gm_node_at_start(n) ? gm_place_node_device(x, n) : 0;
+    x->task_stream[t] = gm_node_at_start(n) ? 0
                                             : (int32_t)(dev * x->n_streams +
                                                         (unsigned)(((n->stream % (int64_t)x->n_streams) + x->n_streams) %
                                                                    x->n_streams));
@@ -342,7 +338,7 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     gm_status st = GM_OK;
     /* START: the inputs, constants and variables are written before anything else runs */
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++)
-        if (gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
+        if (gm_node_at_start(x->task_node[t])) st = run_enter(x, t);
     unsigned total = gm_exec_total_streams(x);
     if (st == GM_OK && total > 1) {
         if (!x->start_event) st = gm_event_create(x->dev, &x->start_event, x->err);
@@ -354,7 +350,7 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     }
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
         st = gm_exec_for_each_dep(x, t, x->place ? gm_place_wait_dep : gm_exec_wait_dep);
-        if (st == GM_OK && !x->task_exit[t] && !gm_exec_at_start(x->task_node[t])) st = run_enter(x, t);
+        if (st == GM_OK && !x->task_exit[t] && !gm_node_at_start(x->task_node[t])) st = run_enter(x, t);
         if (st == GM_OK && x->task_event[t]) {
             st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
             x->stats->events_recorded++;

@@ -177,6 +177,17 @@ static gm_ms_block *lend_parked_fit(gm_ms_l2_allocator *a, size_t size)
     return gm_borrow_alloc_fit(&a->borrow, size, want + want / 8);
 }
 
+/* Where the own pool would have to grow: another stream's idle chunk that is safe here
+ * (gm_ms_share_into), else a longer parked block (GE borrows only once the pool failed; a pool
+ * that grows keeps the memory until LastWaitEvents, a parked block goes home at the next event).
+ * Not GE's, like the lending first. */
+static gm_ms_block *from_other_streams(gm_ms_l2_allocator *a, size_t size)
+{
+    gm_ms_block *b = gm_ms_share_into(a, size) ? malloc_own(a, size, true) : NULL;
+    if (!b && a->borrow.count) b = gm_borrow_alloc(&a->borrow, size);
+    return b;
+}
+
 gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
 {
     gm_ms_stats *st = &a->group->st;
@@ -186,24 +197,19 @@ gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
      * that fails; lending first cuts the reservation of multi-stream runs (resnet50 on 4
      * streams: 8.5 -> 3.1 x the peak). */
     gm_ms_block *b = lend_parked_fit(a, size);
-    if (!b) b = malloc_own(a, size, true);
-    /* Where the own pool would have to grow: another stream's idle chunk that is safe here
-     * (gm_ms_share_into), else a longer parked block (GE borrows only once the pool failed; a
-     * pool that grows keeps the memory until LastWaitEvents, a parked block goes home at the next
-     * event). Not GE's, like the lending above. */
-    if (!b && a->borrow.count) {
-        if (gm_ms_share_into(a, size)) b = malloc_own(a, size, true);
-        if (!b) b = gm_borrow_alloc(&a->borrow, size);
-    }
+    /* cached memory only when a step below may serve before the pool grows (else the pool's
+     * own malloc at the end looks in the cache first anyway) */
+    const bool later = a->borrow.count || a->group->order;
+    if (!b) b = malloc_own(a, size, later);
+    if (!b && a->borrow.count) b = from_other_streams(a, size);
     /* Still nothing: wait for the other streams' releases (internal dependencies), then look
      * again where they land (parked here, home here, or idle chunks now safe to take). */
     if (!b && a->group->order && gm_ms_wait_for_releases(a, size)) {
         b = lend_parked_fit(a, size);
         if (!b) b = malloc_own(a, size, true);
-        if (!b && gm_ms_share_into(a, size)) b = malloc_own(a, size, true);
-        if (!b && a->borrow.count) b = gm_borrow_alloc(&a->borrow, size);
+        if (!b) b = from_other_streams(a, size);
     }
-    if (!b) b = malloc_own(a, size, false);
+    if (!b && later) b = malloc_own(a, size, false);
     if (!b) b = gm_borrow_alloc(&a->borrow, size);
     if (b && b->birth != a) {
         gm_ms_block_new_access_stream(b, a->stream, a->stream);
