@@ -6,20 +6,41 @@
 #include "ops/op_table.h"
 #include "util/alloc.h"
 
-/* u, lifted to n's graph (a reader inside a subgraph runs within its parent node), runs before
- * n; one that cannot be lifted there is not known to. (The caller has skipped n and the nodes n
- * lies inside.) */
+static size_t depth_of(const gm_node *n)
+{
+    size_t d = 0;
+    for (const gm_node *a = gm_graph_parent(n->graph); a; a = gm_graph_parent(a->graph)) d++;
+    return d;
+}
+
+/* u runs before n: both lifted to the graph they share (a node inside a subgraph runs within
+ * its parent node), then the same stream earlier in the order, or a path of edges. A reader
+ * inside n counts as before (n's subgraphs read their inputs as part of n). Two nodes inside
+ * different subgraphs of one node run before each other only when the subgraphs are the
+ * branches of an If or Case, of which one runs. (The caller has skipped n and the nodes n lies
+ * inside.) */
 static bool runs_before(const gm_model *m, gm_reach **reach, const gm_node *u, const gm_node *n, gm_status *st)
 {
-    while (u && u->graph != n->graph) u = gm_graph_parent(u->graph);
-    if (!u) return false;
-    if (u == n || (u->stream == n->stream && u->topo_id < n->topo_id)) return true;
-    if (u->topo_id > n->topo_id) return false; /* no path back in a sorted DAG */
+    const gm_node *a = u, *b = n;
+    size_t da = depth_of(a), db = depth_of(b);
+    for (; da > db; da--) a = gm_graph_parent(a->graph);
+    for (; db > da; db--) b = gm_graph_parent(b->graph);
+    while (a->graph != b->graph) {
+        a = gm_graph_parent(a->graph);
+        b = gm_graph_parent(b->graph);
+    }
+    if (a == b && b == n) return true;
+    if (a == b) {
+        gm_ctrl_kind k = gm_node_ctrl_kind(a);
+        return k == GM_CTRL_IF || k == GM_CTRL_CASE;
+    }
+    if (a->stream == b->stream && a->topo_id < b->topo_id) return true;
+    if (a->topo_id > b->topo_id) return false; /* no path back in a sorted DAG */
     if (!*reach && gm_reach_new(m, reach) != GM_OK) {
         *st = GM_ERR_NOMEM;
         return false;
     }
-    return gm_reach_path(*reach, u, n);
+    return gm_reach_path(*reach, a, b);
 }
 
 static bool is_or_contains(const gm_node *p, const gm_node *n)
@@ -62,17 +83,52 @@ static bool passes_on(const gm_node *u, uint32_t k, uint32_t i)
     return gm_ref_input_of_output(u, k, &j) && j == i;
 }
 
+/* One step from (*p, *k) back to the output whose buffer it is: a subgraph Data to its parent's
+ * input, a view or pass-through to its input. False where (*p, *k) owns its buffer. */
+static bool owner_step(const gm_node **p, uint32_t *k)
+{
+    const gm_node *q = *p, *src = NULL;
+    int64_t parent_in = gm_subgraph_data_parent_index(q);
+    uint32_t j;
+    int32_t at = 0;
+    if (parent_in >= 0) {
+        const gm_node *parent = gm_graph_parent(q->graph);
+        if (parent && (uint64_t)parent_in < parent->n_in) {
+            src = parent->in[parent_in].src;
+            at = parent->in[parent_in].src_index;
+        }
+    } else if (gm_ref_input_of_output(q, *k, &j) && j < q->n_in) {
+        src = q->in[j].src;
+        at = q->in[j].src_index;
+    }
+    if (!src) return false;
+    *p = src;
+    *k = (uint32_t)at;
+    return true;
+}
+
+/* u holds n in one of its subgraphs and is given the buffer as input i: every subgraph's Data
+ * for that input carries it on inside (n's siblings among them). */
+static bool enter_subgraphs(walk *w, const gm_node *u, uint32_t i)
+{
+    for (uint32_t s = 0; s < u->n_sub; s++) {
+        const gm_graph *g = u->sub[s];
+        for (size_t x = 0; x < g->nodes.n; x++) {
+            const gm_node *d = g->nodes.v[x];
+            if (d->n_out && gm_subgraph_data_parent_index(d) == (int64_t)i && !walk_push(w, d, 0)) return false;
+        }
+    }
+    return true;
+}
+
 gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *n, uint32_t in, bool *all)
 {
     *all = true;
     const gm_node *p = n->in[in].src;
     if (!p) return GM_OK;
-    /* the output that owns the buffer: back through views and pass-throughs */
-    uint32_t k = (uint32_t)n->in[in].src_index, j;
-    for (size_t hops = 0; hops < 4096 && gm_ref_input_of_output(p, k, &j) && j < p->n_in && p->in[j].src; hops++) {
-        k = (uint32_t)p->in[j].src_index;
-        p = p->in[j].src;
-    }
+    uint32_t k = (uint32_t)n->in[in].src_index;
+    for (size_t hops = 0; hops < 4096 && owner_step(&p, &k); hops++)
+        continue; /* back to the output that owns the buffer */
     walk w = {0};
     gm_status st = GM_OK;
     if (!walk_push(&w, p, k)) st = GM_ERR_NOMEM;
@@ -81,7 +137,12 @@ gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *
         for (uint32_t u_i = 0; u_i < o->n_uses && *all && st == GM_OK; u_i++) {
             const gm_node *u = o->uses[u_i].node;
             const uint32_t i = (uint32_t)o->uses[u_i].index;
-            if (is_or_contains(u, n)) continue; /* the writer, or what it lies in: what follows reads its result */
+            if (u == n) continue; /* what follows reads its result */
+            if (is_or_contains(u, n)) {
+                /* n lies inside u: u's result follows n, but the other reads inside u do not */
+                if (!enter_subgraphs(&w, u, i)) *all = false;
+                continue;
+            }
             if (gm_node_reads_input_data(u, i)) *all = runs_before(m, reach, u, n, &st);
             for (uint32_t q = 0; q < u->n_out && *all && st == GM_OK; q++)
                 if (passes_on(u, q, i) && !walk_push(&w, u, q)) *all = false;

@@ -5,7 +5,9 @@
  * readers through a view, a pass-through or a subgraph count — GE's passes ask it of the
  * producer's direct consumers only, in topological order — except what reads the node's own
  * result (through its outputs), which is meant to follow it, and reads that need no data
- * (gm_node_reads_input_data).
+ * (gm_node_reads_input_data). The buffer is followed across subgraph boundaries: a subgraph
+ * Data back to its parent's input, and into the subgraphs of the node that holds the writer;
+ * a read in another branch of the same If or Case never runs with the writer.
  *
  * Used where a node overwrites a buffer it is given: the in-place reuse of an input
  * (conflict/inplace.c), an HCCL op writing its input (passes/hccl_memcpy.c), a While writing
