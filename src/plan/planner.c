@@ -22,6 +22,7 @@
 #include "ops/op_table.h"
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 #include "util/strmap.h"
 
 void gm_plan_options_init(gm_plan_options *o)
@@ -233,6 +234,42 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     return GM_OK;
 }
 
+/* The symbols described side by side, each part its own share with its own lifetime
+ * builder: a symbol reads the model, the table and the happens-before, and writes only
+ * itself, so the plan is the same on any number of threads. */
+typedef struct describe_job {
+    const gm_model *m;
+    const gm_symbols *s;
+    const gm_hb *hb;
+    const gm_plan_options *o;
+    gm_plan *p;
+    gm_status st[GM_PARALLEL_MAX];
+} describe_job;
+
+static void describe_part(void *ctx, unsigned part, unsigned parts)
+{
+    describe_job *j = ctx;
+    size_t b, e;
+    gm_parallel_share(j->p->n_symbols, part, parts, &b, &e);
+    gm_hb_life *life = NULL;
+    gm_status st = gm_hb_life_new(j->hb, &life);
+    for (size_t i = b; i < e && st == GM_OK; i++)
+        st = describe_symbol(j->m, j->s, gm_symbols_at(j->s, i), life, j->o, &j->p->symbols[i]);
+    gm_hb_life_free(life);
+    j->st[part] = st;
+}
+
+static gm_status describe_all(const gm_model *m, const gm_symbols *s, const gm_hb *hb, const gm_plan_options *o,
+                              gm_plan *p)
+{
+    describe_job j = {.m = m, .s = s, .hb = hb, .o = o, .p = p};
+    unsigned parts = gm_parallel_parts(o->threads, p->n_symbols / 4096);
+    gm_parallel_run(parts, describe_part, &j);
+    for (unsigned t = 0; t < parts; t++)
+        if (j.st[t] != GM_OK) return j.st[t];
+    return GM_OK;
+}
+
 /* Extents and the summary numbers from the offsets as they stand. */
 static void summarize(gm_plan *p)
 {
@@ -420,7 +457,6 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     if (st != GM_OK) return st;
     gm_plan *p = gm_calloc(1, sizeof *p);
     gm_hb *hb = NULL;
-    gm_hb_life *life = NULL;
     size_t ns = gm_symbols_count(s);
     gm_strmap by_id = {0};
     gm_plan_items it;
@@ -428,7 +464,6 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     int32_t *remap = NULL;
     if (!p) goto nomem;
     if ((st = gm_hb_build(m, &hb, err)) != GM_OK) goto fail;
-    if (gm_hb_life_new(hb, &life) != GM_OK) goto nomem;
     p->align = o->align;
     /* ge.exec.disableReuseMemory=1: every symbol at its own address, as GE does */
     const char *disable = gm_model_option(m, "ge.exec.disableReuseMemory");
@@ -439,16 +474,13 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     p->reproducible = o->reproducible;
     p->symbols = gm_calloc(ns ? ns : 1, sizeof *p->symbols);
     if (!p->symbols || gm_strmap_reserve(&by_id, ns)) goto nomem;
-    for (size_t i = 0; i < ns; i++) {
-        p->n_symbols = i + 1;
-        if (describe_symbol(m, s, gm_symbols_at(s, i), life, o, &p->symbols[i]) != GM_OK) goto nomem;
-    }
+    p->n_symbols = ns; /* zeroed until described: gm_plan_free frees what there is */
+    if (describe_all(m, s, hb, o, p) != GM_OK) goto nomem;
     gm_symbols_free(s);
     s = NULL;
     if ((st = check_sizes(m, p, err)) != GM_OK) goto fail;
-    gm_hb_life_free(life);
     gm_hb_free(hb);
-    life = NULL, hb = NULL;
+    hb = NULL;
 
     /* the bound is taken on the accesses, before any release, join or repair lengthens a
      * lifetime: it must hold for every valid plan, not just this one */
@@ -476,7 +508,6 @@ nomem:
     st = gm_error_set(err, GM_ERR_NOMEM, "out of memory planning '%s'", gm_model_name(m));
 fail:
     gm_symbols_free(s);
-    gm_hb_life_free(life);
     gm_hb_free(hb);
     gm_strmap_free(&by_id);
     gm_plan_items_free(&it);

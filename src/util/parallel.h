@@ -1,0 +1,27 @@
+/*
+ * parallel.h — one piece of work split into parts run side by side: part 0 on the calling
+ * thread, the others on threads started for the call and joined before it returns. Where a
+ * thread cannot start, its part runs on the calling thread afterwards: the work is done either
+ * way, only slower. The planner uses it for per-symbol work that shares nothing but read-only
+ * inputs, so the result never depends on the number of parts.
+ */
+#ifndef GM_PARALLEL_H
+#define GM_PARALLEL_H
+
+#include <stddef.h>
+
+/* Part `part` of `parts`; returns nothing: a part records its own failure in its context. */
+typedef void (*gm_parallel_fn)(void *ctx, unsigned part, unsigned parts);
+
+/* Runs fn(ctx, p, parts) for every p < parts (at most GM_PARALLEL_MAX parts). */
+#define GM_PARALLEL_MAX 64
+void gm_parallel_run(unsigned parts, gm_parallel_fn fn, void *ctx);
+
+/* threads as the planner's options give it (0: as many as the machine has cores), bounded by
+ * GM_PARALLEL_MAX and by `work` (no part without work; at least 1). */
+unsigned gm_parallel_parts(unsigned threads, size_t work);
+
+/* [*begin, *end): part p's share of n items, in order. */
+void gm_parallel_share(size_t n, unsigned part, unsigned parts, size_t *begin, size_t *end);
+
+#endif
