@@ -494,6 +494,31 @@ static void add_dsa_large(void)
     add_input("dsa_4500.csv", t, len, GM_FORMAT_UNKNOWN, NULL);
 }
 
+/* A JSON chain long enough for the reader to parse its nodes ahead on a second thread
+ * (io/json_read_ahead.c reads arrays of 4096 nodes and more that way). */
+static void add_long_chain(void)
+{
+    enum { N = 4500 };
+    size_t cap = (size_t)N * 160 + 256, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"chain\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
+                            "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
+                            "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}");
+    for (int i = 1; i < N; i++)
+        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
+                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}", i, i - 1);
+    len += (size_t)snprintf(t + len, cap - len, "]}]}\n");
+    add_input("chain_4500.json", t, len, GM_FORMAT_JSON, NULL);
+}
+
+static gm_status wl_read(const input *in, gm_error *err)
+{
+    gm_model *m = NULL;
+    gm_status st = read_input(in, &m, err);
+    gm_model_free(m);
+    return st;
+}
+
 /* A foreign ONNX model (no graphmem metadata) with what the shared models lack: unnamed nodes,
  * a node named like a value, list-of-float and list-of-string attributes, an attribute whose GE
  * name wants another kind, two nodes of one name, a node and a branch graph named as graphmem
@@ -754,6 +779,8 @@ static void every_site_fails_cleanly(void **state)
 
     add_dsa_large();
     size_t n_dsa = g_inputs.n;
+    add_long_chain();
+    size_t n_long = g_inputs.n;
     add_dir(GM_SCENARIO_DIR, ".json", true);
     gm_alloc_route_cjson(); /* from here on cJSON's allocations can fail too */
 
@@ -771,7 +798,8 @@ static void every_site_fails_cleanly(void **state)
     for (size_t i = 0; i < n_files; i++) sweep(wl_report, &g_inputs.v[i], "report", &t);
     for (size_t i = n_files; i < n_random; i++) sweep(wl_run, &g_inputs.v[i], "run", &t);
     for (size_t i = n_random; i < n_dsa; i++) sweep(wl_dsa_large, &g_inputs.v[i], "dsa_large", &t);
-    for (size_t i = n_dsa; i < g_inputs.n; i++) sweep(wl_scenario, &g_inputs.v[i], "scenario", &t);
+    for (size_t i = n_dsa; i < n_long; i++) sweep(wl_read, &g_inputs.v[i], "read", &t);
+    for (size_t i = n_long; i < g_inputs.n; i++) sweep(wl_scenario, &g_inputs.v[i], "scenario", &t);
     for (size_t i = 0; i < n_files; i++)
         if (g_inputs.v[i].fmt == GM_FORMAT_JSON) sweep(wl_run, &g_inputs.v[i], "run", &t);
 

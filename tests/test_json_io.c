@@ -908,6 +908,60 @@ static void test_split_matches_whole(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) expect_same_both_ways(cases[i]);
 }
 
+/* A root graph of n nodes (Data d0, a chain of Relu after it) where node `at` is replaced by
+ * `bad` and node `at2` by `bad2` (at2 < 0: none). Long enough that the reader parses the nodes
+ * ahead on a second thread (io/json_read_ahead.c). */
+static char *long_graph(int n, int at, const char *bad, int at2, const char *bad2)
+{
+    size_t cap = (size_t)n * 96 + strlen(bad) + (bad2 ? strlen(bad2) : 0) + 64, len = 0;
+    char *g = malloc(cap);
+    assert_non_null(g);
+    len += (size_t)snprintf(g, cap, "{\"name\": \"root\", \"nodes\": [");
+    for (int i = 0; i < n; i++) {
+        const char *sep = i ? ",\n" : "";
+        if (i == at) len += (size_t)snprintf(g + len, cap - len, "%s%s", sep, bad);
+        else if (i == at2) len += (size_t)snprintf(g + len, cap - len, "%s%s", sep, bad2);
+        else if (i == 0) len += (size_t)snprintf(g + len, cap - len, "{\"name\": \"d0\", \"type\": \"Data\", \"outputs\": [{}]}");
+        else
+            len += (size_t)snprintf(g + len, cap - len, "%s{\"name\": \"r%d\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"], "
+                                    "\"outputs\": [{\"shape\": [%d]}]}", sep, i, 1 + i % 7);
+    }
+    snprintf(g + len, cap - len, "]}");
+    return g;
+}
+
+/* Nodes parsed ahead on another thread: the same model, and on bad input the same message as
+ * the whole reading, whichever of syntax, lexical and walk errors come where (the thread meets
+ * the syntax error far ahead of the walk's). */
+static void test_split_read_ahead(void **state)
+{
+    (void)state;
+    static const char syntax[] = "{\"name\": \"s\", \"type\" \"Relu\"}";
+    static const char lexical[] = "{\"name\": \"x\", \"type\": \"Data\", \"stream\": 01}";
+    static const char walk[] = "{\"name\": \"w\", \"type\": \"Data\", \"nope\": 1}";
+    static const char dangling[] = "{\"name\": \"q\", \"type\": \"Relu\", \"inputs\": [\"zz:0\"], \"outputs\": [{}]}";
+    const struct {
+        int at;
+        const char *bad;
+        int at2;
+        const char *bad2;
+    } cases[] = {
+        {-1, "", -1, NULL},              /* a good model */
+        {4900, syntax, -1, NULL},        /* syntax, late */
+        {64, syntax, -1, NULL},          /* at a batch's first node */
+        {10, walk, 4950, syntax},        /* the walk's error early, syntax late: syntax wins */
+        {10, walk, 4990, lexical},       /* lexical late wins over the walk */
+        {200, lexical, 4000, syntax},    /* syntax wins over lexical */
+        {4999, walk, -1, NULL},          /* the walk's error at the last node */
+        {3000, dangling, -1, NULL},      /* an input naming no node (finalize) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *g = long_graph(5000, cases[i].at, cases[i].bad, cases[i].at2, cases[i].bad2);
+        expect_same_both_ways(g);
+        free(g);
+    }
+}
+
 /* Unbalanced text, text ending in a string, mismatched brackets, and nesting deeper than
  * cJSON accepts: the split is not tried, and the messages are the whole reading's. */
 static void test_split_gives_up(void **state)
@@ -1149,6 +1203,7 @@ int main(void)
         cmocka_unit_test(test_split_keys),
         cmocka_unit_test(test_split_matches_whole),
         cmocka_unit_test(test_split_gives_up),
+        cmocka_unit_test(test_split_read_ahead),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_formats),

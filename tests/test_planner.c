@@ -15,6 +15,7 @@
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
+#include "random_graph.h"
 
 /* Plans m, writes and verifies the plan, checks the bounds; returns the plan. */
 static gm_plan *plan_and_check(gm_model *m, const char *what)
@@ -236,12 +237,45 @@ static void test_bad_align(void **state)
     gm_model_free(m);
 }
 
+/* A graph big enough that the planner describes its symbols in parts on threads, and the
+ * reader parses its nodes ahead (both run under ThreadSanitizer): the plan is the same text on
+ * one thread and on four. */
+static void test_threads_same_plan(void **state)
+{
+    (void)state;
+    char *text = rg_graph(77, 12000, 3);
+    gm_error err;
+    gm_model *m = NULL;
+    if (gm_model_read_json(text, strlen(text), "big.json", &m, &err) != GM_OK) fail_msg("read: %s", err.message);
+    free(text);
+    run_passes(m, "big");
+    char *plans[2] = {NULL, NULL};
+    const unsigned threads[2] = {1, 4};
+    for (int k = 0; k < 2; k++) {
+        gm_plan_options o;
+        gm_plan_options_init(&o);
+        o.threads = threads[k];
+        o.reproducible = true;
+        gm_plan *p = NULL;
+        if (gm_plan_build(m, &o, &p, &err) != GM_OK) fail_msg("plan: %s", err.message);
+        assert_int_equal(p->unresolved, 0);
+        assert_true(p->n_symbols > 8192); /* more than one part */
+        plans[k] = strdup(p->text);
+        gm_plan_free(p);
+    }
+    assert_string_equal(plans[0], plans[1]);
+    free(plans[0]);
+    free(plans[1]);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_example), cmocka_unit_test(test_two_streams),
         cmocka_unit_test(test_bad_align),        cmocka_unit_test(test_models_raw),
         cmocka_unit_test(test_models_after_passes), cmocka_unit_test(test_const_edge_orders_nothing),
+        cmocka_unit_test(test_threads_same_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

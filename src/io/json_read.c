@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "graphmem/io.h"
+#include "io/json_read_ahead.h"
 #include "io/json_read_internal.h"
 #include "ir/ir.h"
 #include "ops/attr_table.h"
@@ -493,30 +494,66 @@ static gm_status parse_element(jr *r, size_t begin, size_t end, cJSON **out)
 /* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
  * those of the next recorded array (the walk meets the graphs in document order, as the scan
  * recorded them). Each node's tree lives only while it is read, with its own number tokens. */
+gm_status gm_jr_parse_element(jr *r, size_t b, size_t e, cJSON **node, gm_json_nums *nums, bool *parsed)
+{
+    *parsed = false;
+    gm_status st = parse_element(r, b, e, node);
+    if (st != GM_OK) return st;
+    *parsed = true;
+    nums->n = 0;
+    st = scan_range(r, b, e, nums);
+    if (st == GM_OK && !gm_json_tag_numbers(nums, *node)) st = scan_disagrees(r);
+    if (st != GM_OK) {
+        cJSON_Delete(*node);
+        *node = NULL;
+    }
+    return st;
+}
+
+/* The next element of a split array: from the read-ahead thread, else parsed here. */
+static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_split *a, size_t i, cJSON **node,
+                              gm_json_nums **nums)
+{
+    bool parsed = false;
+    gm_status st;
+    if (ahead) {
+        st = gm_jr_ahead_next(ahead, r, node, nums, &parsed);
+    } else {
+        size_t b, e;
+        gm_json_split_element(r->split, a, i, &b, &e);
+        *nums = &r->node_nums;
+        st = gm_jr_parse_element(r, b, e, node, *nums, &parsed);
+    }
+    r->elem = parsed ? i + 1 : i; /* the first element not parsed yet (settle()) */
+    if (st == GM_OK) r->kind = ERR_WALK;
+    return st;
+}
+
+/* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
+ * those of the next recorded array (the walk meets the graphs in document order, as the scan
+ * recorded them). Each node's tree lives only while it is read, with its own number tokens;
+ * a long array's nodes are parsed ahead on another thread (json_read_ahead.h). */
 static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, const cJSON *arr)
 {
     const gm_json_split *sp = r->split;
     if (arr->child || r->arr >= sp->n_arrays)
         return gm_error_set(r->err, GM_ERR_INTERNAL, "%s: the node lists disagree with the scan of the text", r->src);
     const gm_json_array_split *a = &sp->arrays[r->arr];
-    for (size_t i = 0; i < a->count; i++) {
-        size_t b, e;
-        gm_json_split_element(sp, a, i, &b, &e);
-        cJSON *node;
-        gm_status st = parse_element(r, b, e, &node);
-        if (st != GM_OK) return st;
-        r->elem = i + 1;
-        r->node_nums.n = 0;
-        st = scan_range(r, b, e, &r->node_nums);
-        if (st == GM_OK && !gm_json_tag_numbers(&r->node_nums, node)) st = scan_disagrees(r);
+    gm_jr_ahead *ahead = gm_jr_ahead_start(r, a);
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < a->count && st == GM_OK; i++) {
+        cJSON *node = NULL;
+        gm_json_nums *nums = NULL;
+        st = next_element(r, ahead, a, i, &node, &nums);
         if (st == GM_OK) {
-            r->nums = &r->node_nums;
+            r->nums = nums;
             st = read_node(r, g, gplace, i, node);
             r->nums = &r->tree_nums;
         }
         cJSON_Delete(node);
-        if (st != GM_OK) return st;
     }
+    gm_jr_ahead_stop(ahead);
+    if (st != GM_OK) return st;
     r->arr++;
     r->elem = 0;
     return GM_OK;

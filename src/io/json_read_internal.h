@@ -78,6 +78,11 @@ gm_status gm_jr_take_fields(jr *r, const jplace *place, const cJSON *obj, const 
 /* Rejects duplicate keys in a free-form object (attrs, options). */
 gm_status gm_jr_check_unique_keys(jr *r, const jplace *place, const cJSON *obj);
 
+/* Element text[b, e) of a split array parsed on its own, its numbers scanned into nums and
+ * tied to the tree; *parsed: its syntax passed (a failure after that is in its numbers).
+ * Uses r's text, source, error and kind only (the read-ahead thread has its own r). */
+gm_status gm_jr_parse_element(jr *r, size_t b, size_t e, cJSON **node, gm_json_nums *nums, bool *parsed);
+
 /* json_read_values.c: a tensor desc object, and an "attrs" object into an attribute list. */
 gm_status gm_jr_read_desc(jr *r, const jplace *place, gm_tensor_desc *d, const cJSON *obj);
 gm_status gm_jr_read_attrs(jr *r, const jplace *place, gm_attr **list, const cJSON *obj);

@@ -1,0 +1,156 @@
+/* json_read_ahead.c — a split model's nodes parsed ahead on a thread (json_read_ahead.h). */
+#include "io/json_read_ahead.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "util/alloc.h"
+#include "util/parallel.h"
+
+/* Elements are handed over in batches, so the two threads meet once per BATCH nodes; SLOTS
+ * batches in flight bound the trees held (a few hundred nodes). */
+enum { BATCH = 64, SLOTS = 8, MIN_ELEMENTS = 4096 };
+
+typedef struct batch {
+    cJSON *node[BATCH]; /* NULL once taken */
+    gm_json_nums nums[BATCH];
+    size_t first, n; /* elements [first, first + n) are ready */
+    gm_status st;    /* the element after them failed (GM_OK: none did) */
+    gm_error err;
+    int kind;
+    bool parsed;
+} batch;
+
+struct gm_jr_ahead {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t produced, consumed; /* batches */
+    bool stop;
+    jr wr; /* the thread's own reader state: its own error and kind */
+    gm_error werr;
+    const gm_json_array_split *a;
+    batch *cur; /* the reader's batch, and its next element */
+    size_t pos;
+    batch slot[SLOTS];
+};
+
+/* The thread waits for a free slot; false when told to stop. */
+static bool wait_free(gm_jr_ahead *h)
+{
+    pthread_mutex_lock(&h->mu);
+    while (h->produced - h->consumed == SLOTS && !h->stop) pthread_cond_wait(&h->cv, &h->mu);
+    bool go = !h->stop;
+    pthread_mutex_unlock(&h->mu);
+    return go;
+}
+
+static void fill(gm_jr_ahead *h, batch *b, size_t first)
+{
+    b->first = first;
+    b->n = 0;
+    b->st = GM_OK;
+    size_t end = first + BATCH < h->a->count ? first + BATCH : h->a->count;
+    for (size_t i = first; i < end; i++) {
+        size_t tb, te;
+        gm_json_split_element(h->wr.split, h->a, i, &tb, &te);
+        cJSON *node = NULL;
+        bool parsed = false;
+        gm_status st = gm_jr_parse_element(&h->wr, tb, te, &node, &b->nums[b->n], &parsed);
+        if (st != GM_OK) {
+            b->st = st;
+            b->err = h->werr;
+            b->kind = h->wr.kind;
+            b->parsed = parsed;
+            return;
+        }
+        b->node[b->n++] = node;
+    }
+}
+
+static void *produce(void *arg)
+{
+    gm_jr_ahead *h = arg;
+    for (size_t first = 0; first < h->a->count && wait_free(h); first += BATCH) {
+        batch *b = &h->slot[h->produced % SLOTS];
+        fill(h, b, first);
+        pthread_mutex_lock(&h->mu);
+        h->produced++;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        if (b->st != GM_OK) break;
+    }
+    return NULL;
+}
+
+gm_jr_ahead *gm_jr_ahead_start(const jr *r, const gm_json_array_split *a)
+{
+    if (a->count < MIN_ELEMENTS || gm_parallel_parts(0, 2) < 2) return NULL;
+    gm_jr_ahead *h = gm_calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->a = a;
+    h->wr = *r;
+    h->wr.err = &h->werr;
+    gm_error_clear(&h->werr);
+    h->wr.m = NULL; /* the thread only parses */
+    if (pthread_mutex_init(&h->mu, NULL)) goto fail_mu;
+    if (pthread_cond_init(&h->cv, NULL)) goto fail_cv;
+    if (pthread_create(&h->tid, NULL, produce, h)) goto fail_thread;
+    return h;
+fail_thread:
+    pthread_cond_destroy(&h->cv);
+fail_cv:
+    pthread_mutex_destroy(&h->mu);
+fail_mu:
+    gm_free(h);
+    return NULL;
+}
+
+gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **nums, bool *parsed)
+{
+    *node = NULL;
+    if (h->cur && h->pos == h->cur->n && h->cur->st == GM_OK) {
+        pthread_mutex_lock(&h->mu);
+        h->consumed++;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        h->cur = NULL;
+    }
+    if (!h->cur) {
+        pthread_mutex_lock(&h->mu);
+        while (h->produced == h->consumed) pthread_cond_wait(&h->cv, &h->mu);
+        pthread_mutex_unlock(&h->mu);
+        h->cur = &h->slot[h->consumed % SLOTS];
+        h->pos = 0;
+    }
+    batch *b = h->cur;
+    if (h->pos < b->n) {
+        *node = b->node[h->pos];
+        b->node[h->pos] = NULL;
+        *nums = &b->nums[h->pos++];
+        *parsed = true;
+        return GM_OK;
+    }
+    if (r->err) *r->err = b->err;
+    r->kind = b->kind;
+    *parsed = b->parsed;
+    return b->st;
+}
+
+void gm_jr_ahead_stop(gm_jr_ahead *h)
+{
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    h->stop = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->tid, NULL);
+    for (size_t s = 0; s < SLOTS; s++)
+        for (size_t i = 0; i < BATCH; i++) {
+            cJSON_Delete(h->slot[s].node[i]);
+            gm_free(h->slot[s].nums[i].v);
+        }
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    gm_free(h);
+}
