@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,54 @@
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 #include "random_graph.h"
+
+/* Every field of every symbol in the plan's text is the plan's own (the writer's fast path
+ * and its escaping path both). */
+static void check_text_fields(const gm_plan *p, const char *text, const char *what)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root) fail_msg("%s: the plan text does not parse", what);
+    const cJSON *syms = cJSON_GetObjectItemCaseSensitive(root, "symbols");
+    assert_int_equal(cJSON_GetArraySize(syms), p->n_symbols);
+    size_t i = 0;
+    for (const cJSON *e = syms->child; e; e = e->next, i++) {
+        const gm_plan_symbol *y = &p->symbols[i];
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "id")->valuestring, y->id);
+        const cJSON *anchors = cJSON_GetObjectItemCaseSensitive(e, "anchors");
+        assert_int_equal(cJSON_GetArraySize(anchors), y->n_anchors);
+        size_t k = 0;
+        for (const cJSON *a = anchors->child; a; a = a->next, k++) {
+            const gm_plan_anchor *x = &y->anchors[k];
+            assert_string_equal(cJSON_GetObjectItemCaseSensitive(a, "node")->valuestring, gm_node_name(x->node));
+            const cJSON *idx = cJSON_GetObjectItemCaseSensitive(a, x->out ? "out" : "in");
+            assert_non_null(idx);
+            assert_int_equal(idx->valueint, x->index);
+            const cJSON *off = cJSON_GetObjectItemCaseSensitive(a, "offset");
+            if (x->offset >= 0 && y->region != GM_PLAN_R_DYNAMIC) assert_true(off && off->valuedouble == (double)(y->offset + x->offset));
+            else assert_null(off);
+        }
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "region")->valuestring, gm_plan_region_name(y->region));
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "memory_type")->valuestring, gm_mem_type_name(y->mem_type));
+        const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "offset"), *size = cJSON_GetObjectItemCaseSensitive(e, "size");
+        if (y->region == GM_PLAN_R_DYNAMIC) {
+            assert_true(cJSON_IsNull(off));
+            assert_true(size->valuedouble == 0);
+        } else {
+            assert_true(off->valuedouble == (double)y->offset);
+            assert_true(size->valuedouble == (double)y->size);
+        }
+        const cJSON *life = cJSON_GetObjectItemCaseSensitive(e, "lifetime");
+        assert_true(cJSON_GetArrayItem(life, 0)->valuedouble == (double)y->first);
+        assert_true(cJSON_GetArrayItem(life, 1)->valuedouble == (double)y->last);
+        const cJSON *streams = cJSON_GetObjectItemCaseSensitive(e, "streams");
+        assert_int_equal(cJSON_GetArraySize(streams), y->n_streams);
+        for (size_t t = 0; t < y->n_streams; t++)
+            assert_true(cJSON_GetArrayItem(streams, (int)t)->valuedouble == (double)y->streams[t]);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "batch_label")->valuestring,
+                            y->batch_label ? y->batch_label : "");
+    }
+    cJSON_Delete(root);
+}
 
 /* Plans m, writes and verifies the plan, checks the bounds; returns the plan. */
 static gm_plan *plan_and_check(gm_model *m, const char *what)
@@ -27,6 +76,7 @@ static gm_plan *plan_and_check(gm_model *m, const char *what)
     size_t len = 0;
     if (gm_plan_write_json(m, p, &text, &len, &err) != GM_OK) fail_msg("%s: write: %s", what, err.message);
     assert_int_equal(strlen(text), len);
+    check_text_fields(p, text, what);
     gm_plan_verdict v;
     if (gm_plan_verify_json(m, text, len, what, &v, &err) != GM_OK) fail_msg("%s: verify: %s", what, err.message);
     if (!gm_plan_verdict_ok(&v)) {
@@ -237,6 +287,35 @@ static void test_bad_align(void **state)
     gm_model_free(m);
 }
 
+/* Names the plan's text must escape (a quote, a backslash, a non-ASCII letter, DEL), a batch
+ * label and a tensor of run-time size: every field of the text is still the plan's. */
+static void test_text_escapes_and_labels(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"graphmem\":1,\"name\":\"odd\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+        "{\"name\":\"a\\\"q\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
+        "{\"name\":\"b\\\\s\",\"type\":\"Relu\",\"inputs\":[\"a\\\"q:0\"]," F256 "},"
+        "{\"name\":\"\\u00fc\\u007f\",\"type\":\"Relu\",\"inputs\":[\"b\\\\s:0\"]," F256 "},"
+        "{\"name\":\"lab\",\"type\":\"Relu\",\"inputs\":[\"\\u00fc\\u007f:0\"],\"attrs\":{\"_batch_label\":\"batch_0\"}," F256 "},"
+        "{\"name\":\"dyn\",\"type\":\"Relu\",\"inputs\":[\"lab:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[-1]}]},"
+        "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"dyn:0\",\"a\\\"q:0\"]}]}]}";
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "odd.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_plan *p = plan_and_check(m, "odd names");
+    bool quoted = false, labelled = false, dynamic = false;
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        quoted = quoted || strchr(p->symbols[i].id, '"');
+        labelled = labelled || (p->symbols[i].batch_label && *p->symbols[i].batch_label);
+        dynamic = dynamic || p->symbols[i].region == GM_PLAN_R_DYNAMIC;
+    }
+    assert_true(quoted && labelled && dynamic); /* each case is in the plan */
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 /* A graph big enough that the planner describes its symbols in parts on threads, and the
  * reader parses its nodes ahead (both run under ThreadSanitizer): the plan is the same text on
  * one thread and on four. */
@@ -276,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_bad_align),        cmocka_unit_test(test_models_raw),
         cmocka_unit_test(test_models_after_passes), cmocka_unit_test(test_const_edge_orders_nothing),
         cmocka_unit_test(test_threads_same_plan),
+        cmocka_unit_test(test_text_escapes_and_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * emitter (io/json_emit.h): exact int64 numbers, names escaped as the readers expect, one
  * symbol per line so that plans diff well.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,114 @@ static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
     gm_jw_close(w, '}');
 }
 
+/* ---- the symbols' fast path: a million lines at a million nodes ---- */
+
+/* Length of s when every byte is written as it is (printable ASCII, no quote or backslash);
+ * -1 when some byte needs the emitter's escaping or checking. */
+static ptrdiff_t plain_len(const char *s)
+{
+    const char *p = s;
+    for (; *p; p++)
+        if ((unsigned char)(*p - 0x20) >= 0x5f || *p == '"' || *p == '\\') return -1;
+    return p - s;
+}
+
+static char *put_mem(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+#define PUT_LIT(o, lit) put_mem((o), (lit), sizeof(lit) - 1)
+
+static char *put_int(char *o, int64_t v)
+{
+    char b[24];
+    size_t k = sizeof b;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        b[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) b[--k] = '-';
+    return put_mem(o, b + k, sizeof b - k);
+}
+
+static char *put_str(char *o, const char *s, size_t n)
+{
+    *o++ = '"';
+    o = put_mem(o, s, n);
+    *o++ = '"';
+    return o;
+}
+
+/* write_symbol's text, written straight into the buffer: the same bytes, a third of the time.
+ * False (nothing written) when a name needs escaping: write_symbol then writes it. */
+static bool write_symbol_plain(gm_jw *w, const gm_plan_symbol *y)
+{
+    const char *region = gm_plan_region_name(y->region), *mt = gm_mem_type_name(y->mem_type);
+    const char *label = y->batch_label ? y->batch_label : "";
+    ptrdiff_t n_id = plain_len(y->id), n_region = plain_len(region), n_mt = plain_len(mt), n_label = plain_len(label);
+    if (n_id < 0 || n_region < 0 || n_mt < 0 || n_label < 0) return false;
+    size_t need = (size_t)(n_id + n_region + n_mt + n_label) + 200 + 24 * y->n_streams;
+    for (size_t i = 0; i < y->n_anchors; i++) {
+        ptrdiff_t k = plain_len(gm_node_name(y->anchors[i].node));
+        if (k < 0) return false;
+        need += (size_t)k + 80;
+    }
+    gm_jw_item(w);
+    if (w->st != GM_OK) return true;
+    if (w->len + need + 1 > w->cap && gm_grow((void **)&w->buf, 1, w->len + need + 1, &w->cap)) {
+        w->st = GM_ERR_NOMEM;
+        return true;
+    }
+    char *o = w->buf + w->len;
+    o = PUT_LIT(o, "{\"id\":");
+    o = put_str(o, y->id, (size_t)n_id);
+    o = PUT_LIT(o, ",\"anchors\":[");
+    for (size_t i = 0; i < y->n_anchors; i++) {
+        const gm_plan_anchor *a = &y->anchors[i];
+        const char *name = gm_node_name(a->node);
+        if (i) *o++ = ',';
+        o = PUT_LIT(o, "{\"node\":");
+        o = put_str(o, name, strlen(name));
+        o = a->out ? PUT_LIT(o, ",\"out\":") : PUT_LIT(o, ",\"in\":");
+        o = put_int(o, a->index);
+        if (a->offset >= 0 && y->region != GM_PLAN_R_DYNAMIC) {
+            o = PUT_LIT(o, ",\"offset\":");
+            o = put_int(o, y->offset + a->offset);
+        }
+        *o++ = '}';
+    }
+    o = PUT_LIT(o, "],\"region\":");
+    o = put_str(o, region, (size_t)n_region);
+    o = PUT_LIT(o, ",\"memory_type\":");
+    o = put_str(o, mt, (size_t)n_mt);
+    if (y->region == GM_PLAN_R_DYNAMIC) {
+        o = PUT_LIT(o, ",\"offset\":null,\"size\":0");
+    } else {
+        o = PUT_LIT(o, ",\"offset\":");
+        o = put_int(o, y->offset);
+        o = PUT_LIT(o, ",\"size\":");
+        o = put_int(o, y->size);
+    }
+    o = PUT_LIT(o, ",\"lifetime\":[");
+    o = put_int(o, y->first);
+    *o++ = ',';
+    o = put_int(o, y->last);
+    o = PUT_LIT(o, "],\"streams\":[");
+    for (size_t i = 0; i < y->n_streams; i++) {
+        if (i) *o++ = ',';
+        o = put_int(o, y->streams[i]);
+    }
+    o = PUT_LIT(o, "],\"batch_label\":");
+    o = put_str(o, label, (size_t)n_label);
+    *o++ = '}';
+    w->len = (size_t)(o - w->buf);
+    w->buf[w->len] = '\0';
+    return true;
+}
+
 static void write_inserted(gm_jw *w, const gm_pass_report *r)
 {
     gm_jw_key(w, "inserted");
@@ -166,7 +275,10 @@ gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, s
     write_regions(&w, p);
     gm_jw_key(&w, "symbols");
     gm_jw_open(&w, '[');
-    for (size_t i = 0; i < p->n_symbols; i++) write_symbol(&w, &p->symbols[i]);
+    /* the fast path writes what write_symbol would, one symbol object in the compact style of
+     * this depth (wrap_depth 2: the object's members on its line) */
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (!write_symbol_plain(&w, &p->symbols[i])) write_symbol(&w, &p->symbols[i]);
     gm_jw_close(&w, ']');
     write_inserted(&w, p->report);
     if (gm_plan_write_atomic(&w, p) != GM_OK) w.st = GM_ERR_NOMEM;
