@@ -791,6 +791,67 @@ static void test_allocation_failures(void **state)
     gm_model_free(m);
 }
 
+/* A plan of more than 65,536 symbols is checked in two groups on two threads (verify.c): the
+ * anchors and sizes, and the order with its overlaps. Corrupted in both, its verdict still
+ * lists the first group's problems first and counts every problem once. */
+static void test_big_plan_two_groups(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    size_t cap = (size_t)N * 120 + 256, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"chain\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
+                                    "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
+                                    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [1024]}]}");
+    for (int i = 1; i < N; i++)
+        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
+                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [1024]}]}", i, i - 1);
+    snprintf(t + len, cap - len, "]}]}\n");
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(t, strlen(t), "chain.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    free(t);
+    gm_plan *p = NULL;
+    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_true(p->n_symbols > 65536);
+    assert_int_equal(p->unresolved, 0);
+    /* every symbol at offset 0 (neighbours in the chain are live together: overlaps), and one
+     * symbol 512 bytes long (its tensor no longer fits) */
+    char *bad = malloc(p->text_len + 1);
+    assert_non_null(bad);
+    size_t k = 0;
+    bool shrunk = false;
+    for (const char *x = p->text; *x;) {
+        if (!strncmp(x, "\"offset\":", 9)) {
+            memcpy(bad + k, "\"offset\":0", 10), k += 10;
+            for (x += 9; *x >= '0' && *x <= '9';) x++;
+        } else if (!shrunk && !strncmp(x, "\"size\":4096,\"lifetime\"", 22)) {
+            memcpy(bad + k, "\"size\":512,", 11), k += 11;
+            x += 12;
+            shrunk = true;
+        } else {
+            bad[k++] = *x++;
+        }
+    }
+    bad[k] = '\0';
+    assert_true(shrunk);
+    gm_plan_verdict v;
+    if (gm_plan_verify_json(m, bad, k, "bad", &v, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(v.by_kind[GM_PLAN_P_TOO_SMALL], 1);
+    assert_true(v.by_kind[GM_PLAN_P_OVERLAP] > 0);
+    size_t total = 0;
+    for (int kind = 0; kind < GM_PLAN_P_KIND_COUNT; kind++) total += v.by_kind[kind];
+    assert_int_equal(v.n_problems + v.dropped, total);
+    assert_true(v.n_problems > 1);
+    assert_int_equal(v.problems[0].kind, GM_PLAN_P_TOO_SMALL); /* the first group's, first */
+    for (size_t i = 1; i < v.n_problems; i++) assert_int_equal(v.problems[i].kind, GM_PLAN_P_OVERLAP);
+    gm_plan_verdict_free(&v);
+    free(bad);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_malformed_plan_file),
         cmocka_unit_test(test_bad_order),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_big_plan_two_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
