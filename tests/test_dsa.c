@@ -620,6 +620,43 @@ static void test_peak_staircase(void **state)
     assert_int_equal(gm_dsa_peak_time(c, 3), 2); /* 7 from 2; at 5 one ends as one starts */
 }
 
+static int cmp_i64_test(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The time axis: a dense range is read from a bitmap, a sparse one sorted; both give every
+ * distinct lower and upper once, ascending (here against a plain sort), negatives included. */
+static void test_time_axis(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ull;
+    for (int round = 0; round < 40; round++) {
+        size_t n = 1 + (size_t)round * 37;
+        int64_t spread = round % 2 ? 3 * (int64_t)n : (int64_t)1 << (20 + round % 30); /* dense, then sparse */
+        gm_dsa_buffer *b = calloc(n, sizeof *b);
+        int64_t *got = malloc(2 * n * sizeof *got), *want = malloc(2 * n * sizeof *want);
+        assert_true(b && got && want);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            b[i].lower = (int64_t)(x % (uint64_t)spread) - spread / 3;
+            b[i].upper = b[i].lower + 1 + (int64_t)((x >> 32) % 5);
+            want[2 * i] = b[i].lower;
+            want[2 * i + 1] = b[i].upper;
+        }
+        qsort(want, 2 * n, sizeof *want, cmp_i64_test);
+        size_t m = 0;
+        for (size_t i = 0; i < 2 * n; i++)
+            if (m == 0 || want[m - 1] != want[i]) want[m++] = want[i];
+        assert_int_equal(gm_dsa_time_axis(b, n, got), m);
+        for (size_t i = 0; i < m; i++) assert_int_equal(got[i], want[i]);
+        free(b);
+        free(got);
+        free(want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_peak_staircase),
         cmocka_unit_test(test_best_fit_reference),
         cmocka_unit_test(test_window_improve),
+        cmocka_unit_test(test_time_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
  * node and decides identically (0.85 s on Y_1), reading them in place through a heap instead of
  * copying and sorting them (best_gap_in).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,14 +389,44 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The distinct times of a dense axis (every time within 4n of the first: planner positions)
+ * marked in a bitmap and read back in order: no sort. False when the range is wider or the
+ * bitmap cannot be had; *m then is untouched. */
+static bool dense_axis(const gm_dsa_buffer *b, size_t n, int64_t *t, size_t *m)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].lower < lo) lo = b[i].lower;
+        if (b[i].upper > hi) hi = b[i].upper;
+        if (b[i].lower > hi) hi = b[i].lower;
+        if (b[i].upper < lo) lo = b[i].upper;
+    }
+    if (n == 0 || (uint64_t)hi - (uint64_t)lo >= 4 * (uint64_t)n) return false;
+    size_t words = (size_t)((uint64_t)(hi - lo) / 64 + 1);
+    uint64_t *bits = gm_calloc(words, sizeof *bits);
+    if (!bits) return false;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = (uint64_t)(b[i].lower - lo), z = (uint64_t)(b[i].upper - lo);
+        bits[a / 64] |= (uint64_t)1 << (a % 64);
+        bits[z / 64] |= (uint64_t)1 << (z % 64);
+    }
+    size_t k = 0;
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1) t[k++] = lo + (int64_t)(w * 64 + (size_t)__builtin_ctzll(x));
+    gm_free(bits);
+    *m = k;
+    return true;
+}
+
 size_t gm_dsa_time_axis(const gm_dsa_buffer *b, size_t n, int64_t *t)
 {
+    size_t m = 0;
+    if (dense_axis(b, n, t, &m)) return m;
     for (size_t i = 0; i < n; i++) {
         t[2 * i] = b[i].lower;
         t[2 * i + 1] = b[i].upper;
     }
     qsort(t, 2 * n, sizeof *t, cmp_i64);
-    size_t m = 0;
     for (size_t i = 0; i < 2 * n; i++)
         if (m == 0 || t[m - 1] != t[i]) t[m++] = t[i];
     return m;
