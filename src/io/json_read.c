@@ -550,7 +550,7 @@ static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, cons
             st = read_node(r, g, gplace, i, node);
             r->nums = &r->tree_nums;
         }
-        cJSON_Delete(node);
+        if (!ahead) cJSON_Delete(node); /* the read-ahead's trees are lent */
     }
     gm_jr_ahead_stop(ahead);
     if (st != GM_OK) return st;

@@ -19,8 +19,8 @@ typedef struct gm_jr_ahead gm_jr_ahead;
 /* Starts parsing array a's elements ahead; NULL when it is not worth a thread (a small array,
  * one core) or none can start: the reader then parses each element itself. */
 gm_jr_ahead *gm_jr_ahead_start(const jr *r, const gm_json_array_split *a);
-/* The next element, in order: its tree (the caller's to delete) and its numbers (valid until
- * the next call); or its failure, reported into r as gm_jr_parse_element would have (*parsed
+/* The next element, in order: its tree and its numbers, lent until the next call (the thread
+ * deletes the tree, where it was made); or its failure, reported into r as gm_jr_parse_element would have (*parsed
  * likewise). */
 gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **nums, bool *parsed);
 /* Stops the thread, waits for it and frees what it parsed and nobody took. NULL is a no-op. */
