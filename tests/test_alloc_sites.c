@@ -511,6 +511,39 @@ static void add_long_chain(void)
     add_input("chain_4500.json", t, len, GM_FORMAT_JSON, NULL);
 }
 
+/* A plan of 70,000 symbols and its model, made once before the sweeps: the verifier reads a
+ * symbols array that long in parts on threads (verify_read.c). */
+static gm_model *g_big_model;
+static gm_plan *g_big_plan;
+
+static void make_big_plan(void)
+{
+    enum { N = 70000 };
+    size_t cap = (size_t)N * 160 + 256, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"big\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
+                            "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
+                            "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}");
+    for (int i = 1; i < N; i++)
+        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
+                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}", i, i - 1);
+    snprintf(t + len, cap - len, "]}]}\n");
+    gm_error err;
+    assert_int_equal(gm_model_read_json(t, strlen(t), "big.json", &g_big_model, &err), GM_OK);
+    free(t);
+    assert_int_equal(plan(g_big_model, &g_big_plan, &err), GM_OK);
+}
+
+static gm_status wl_verify_big(const input *in, gm_error *err)
+{
+    (void)in;
+    gm_plan_verdict v = {0};
+    gm_status st = gm_plan_verify_json(g_big_model, g_big_plan->text, g_big_plan->text_len, "big", &v, err);
+    if (st == GM_OK) gm_plan_verdict_free(&v);
+    return st;
+}
+
 static gm_status wl_read(const input *in, gm_error *err)
 {
     gm_model *m = NULL;
@@ -794,6 +827,10 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);
     sweep(wl_device, NULL, "device", &t);
     sweep(wl_run_many_streams, NULL, "run_many_streams", &t);
+    make_big_plan();
+    sweep(wl_verify_big, NULL, "verify_big", &t);
+    gm_plan_free(g_big_plan);
+    gm_model_free(g_big_model);
     for (size_t i = 0; i < n_files; i++) sweep(wl_pipeline, &g_inputs.v[i], "pipeline", &t);
     for (size_t i = 0; i < n_files; i++) sweep(wl_report, &g_inputs.v[i], "report", &t);
     for (size_t i = n_files; i < n_random; i++) sweep(wl_run, &g_inputs.v[i], "run", &t);

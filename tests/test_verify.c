@@ -791,9 +791,10 @@ static void test_allocation_failures(void **state)
     gm_model_free(m);
 }
 
-/* A plan of more than 65,536 symbols is checked in two groups on two threads (verify.c): the
- * anchors and sizes, and the order with its overlaps. Corrupted in both, its verdict still
- * lists the first group's problems first and counts every problem once. */
+/* A plan of more than 65,536 symbols is read in parts and checked in two groups on two threads
+ * (verify_read.c, verify.c): the anchors and sizes, and the order with its overlaps. Corrupted
+ * in both, its verdict still lists the first group's problems first and counts every problem
+ * once, and is the same when the symbols are read on one thread. */
 static void test_big_plan_two_groups(void **state)
 {
     (void)state;
@@ -846,6 +847,25 @@ static void test_big_plan_two_groups(void **state)
     assert_true(v.n_problems > 1);
     assert_int_equal(v.problems[0].kind, GM_PLAN_P_TOO_SMALL); /* the first group's, first */
     for (size_t i = 1; i < v.n_problems; i++) assert_int_equal(v.problems[i].kind, GM_PLAN_P_OVERLAP);
+    /* The symbols are read in parts side by side when each is written as the planner writes
+     * it; one id spelled with an escape (the same id) sends the whole array to the one-thread
+     * reading: the same verdict, problem for problem. */
+    const char *at = strstr(bad, "{\"id\":\"n5_out_0\"");
+    assert_non_null(at);
+    size_t pre = (size_t)(at - bad);
+    char *esc = malloc(k + 16);
+    assert_non_null(esc);
+    memcpy(esc, bad, pre);
+    size_t k2 = pre + (size_t)sprintf(esc + pre, "{\"id\":\"n5\\u005fout_0\"");
+    strcpy(esc + k2, at + strlen("{\"id\":\"n5_out_0\""));
+    gm_plan_verdict w;
+    if (gm_plan_verify_json(m, esc, strlen(esc), "bad", &w, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(w.n_problems, v.n_problems);
+    assert_int_equal(w.dropped, v.dropped);
+    for (int kind = 0; kind < GM_PLAN_P_KIND_COUNT; kind++) assert_int_equal(w.by_kind[kind], v.by_kind[kind]);
+    for (size_t i = 0; i < v.n_problems; i++) assert_string_equal(w.problems[i].message, v.problems[i].message);
+    gm_plan_verdict_free(&w);
+    free(esc);
     gm_plan_verdict_free(&v);
     free(bad);
     gm_plan_free(p);

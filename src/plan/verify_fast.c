@@ -243,7 +243,8 @@ int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i)
         y->id = gm_vfy_keep(c, id.s, id.n);
         y->label = gm_vfy_keep(c, label.s, label.n);
         y->region = gm_vfy_find_region(c, rname, m);
-        if (!y->id || !y->label || y->region < 0) r = -1;
+        if (y->region == -3) r = 0; /* a region not listed: added on the one-thread reading */
+        else if (!y->id || !y->label || y->region < 0) r = -1;
     }
     if (r != 1) {
         c->n_anc = y->first_anchor; /* cJSON reads it again from the start */

@@ -79,10 +79,12 @@ typedef struct gm_vfy {
     size_t id_cap;
     gm_vfy_sym *syms;
     size_t n_syms, cap_syms;
+    size_t n_syms_planned;       /* the symbols array's count, when read in parts */
     gm_vfy_anchor *anc;
     size_t n_anc, cap_anc;
     gm_vfy_region *regs;
     size_t n_regs, cap_regs;
+    bool regs_fixed;             /* a part of the symbols read side by side: no region added */
     size_t *out_base, *in_base;  /* node topo id -> first slot */
     int32_t *out_sym, *in_sym;   /* slot -> symbol, -1 none */
     int32_t *out_anc, *in_anc;   /* slot -> plan anchor, -1 none */
@@ -116,7 +118,7 @@ size_t gm_vfy_count(const gm_vfy_array *a);
 const char *gm_vfy_keep(gm_vfy *c, const char *s, size_t n); /* a lasting copy, NULL: no memory */
 char *gm_vfy_scratch(gm_vfy *c, const char *s, size_t n);    /* a passing copy, NUL-terminated */
 gm_vfy_anchor *gm_vfy_new_anchor(gm_vfy *c);                  /* room for c->anc[c->n_anc] */
-int32_t gm_vfy_find_region(gm_vfy *c, const char *name, gm_mem_type mt); /* -2: no memory */
+int32_t gm_vfy_find_region(gm_vfy *c, const char *name, gm_mem_type mt); /* -2: no memory; -3: new, regs_fixed */
 /* Symbol i read straight from text[b, e) when it is written as the planner writes it: 1 done,
  * 0 not that simple (nothing kept: read it with cJSON), -1 out of memory. */
 int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i);

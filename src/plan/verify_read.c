@@ -30,6 +30,7 @@
 #include "ir/ir.h"
 #include "plan/verify_internal.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 
 enum { STRING_BLOCK = 1 << 16 };
 
@@ -109,6 +110,7 @@ int32_t gm_vfy_find_region(gm_vfy *c, const char *name, gm_mem_type mt)
 {
     for (size_t i = 0; i < c->n_regs; i++)
         if (c->regs[i].mt == mt && !strcmp(c->regs[i].name, name)) return (int32_t)i;
+    if (c->regs_fixed) return -3;
     const char *kept = keep(c, name);
     if (!kept) return -2;
     if (c->n_regs == c->cap_regs) {
@@ -369,6 +371,106 @@ gm_status gm_vfy_each(gm_vfy *c, const gm_vfy_array *a, gm_vfy_elem_fn fn, void 
     return GM_OK;
 }
 
+/* ---- the symbols side by side -------------------------------------------------------------- */
+
+/* A big split "symbols" array is read in parts on threads, each part with its own anchors and
+ * strings (a copy of the verifier state that adds no region), then joined in order. Only when
+ * every symbol takes the fast path (a plan as the planner writes it); otherwise the parts are
+ * dropped and the array is read on one thread as before, so messages never depend on it. */
+enum { PARTS_FROM = 65536 };
+
+typedef struct sym_parts {
+    gm_vfy *c;
+    gm_vfy part[GM_PARALLEL_MAX];
+    int result[GM_PARALLEL_MAX]; /* 1 every symbol read, 0 one was not simple, -1 no memory */
+} sym_parts;
+
+static void read_part(void *ctx, unsigned p, unsigned parts)
+{
+    sym_parts *j = ctx;
+    gm_vfy *pc = &j->part[p];
+    size_t b, e;
+    gm_parallel_share(j->c->n_syms_planned, p, parts, &b, &e);
+    int r = 1;
+    for (size_t i = b; i < e && r == 1; i++) {
+        size_t tb, te;
+        gm_json_split_element(&pc->split, pc->symbols.split, i, &tb, &te);
+        r = gm_vfy_fast_symbol(pc, tb, te, i);
+    }
+    j->result[p] = r;
+}
+
+static void part_free(gm_vfy *pc)
+{
+    for (size_t i = 0; i < pc->strs.n_blocks; i++) gm_free(pc->strs.blocks[i]);
+    gm_free(pc->strs.blocks);
+    gm_free(pc->anc);
+    gm_free(pc->scratch);
+}
+
+/* Joins the parts into c: anchors one after another (each symbol's first anchor moved by what
+ * the parts before it hold), string blocks adopted. False when out of memory (c unchanged). */
+static bool join_parts(gm_vfy *c, sym_parts *j, unsigned parts)
+{
+    size_t total = 0, blocks = c->strs.n_blocks;
+    for (unsigned p = 0; p < parts; p++) total += j->part[p].n_anc, blocks += j->part[p].strs.n_blocks;
+    gm_vfy_anchor *anc = gm_malloc((total ? total : 1) * sizeof *anc);
+    char **bl = gm_malloc((blocks ? blocks : 1) * sizeof *bl);
+    if (!anc || !bl) {
+        gm_free(anc);
+        gm_free(bl);
+        return false;
+    }
+    size_t at = 0, nb = c->strs.n_blocks;
+    if (nb) memcpy(bl, c->strs.blocks, nb * sizeof *bl);
+    for (unsigned p = 0; p < parts; p++) {
+        gm_vfy *pc = &j->part[p];
+        if (pc->n_anc) memcpy(anc + at, pc->anc, pc->n_anc * sizeof *anc);
+        size_t b, e;
+        gm_parallel_share(c->n_syms_planned, p, parts, &b, &e);
+        for (size_t i = b; i < e; i++) c->syms[i].first_anchor += (uint32_t)at;
+        at += pc->n_anc;
+        if (pc->strs.n_blocks) memcpy(bl + nb, pc->strs.blocks, pc->strs.n_blocks * sizeof *bl);
+        nb += pc->strs.n_blocks;
+        if (pc->strs.n_blocks) c->strs.used = pc->strs.used, c->strs.room = pc->strs.room;
+        pc->strs.n_blocks = 0; /* adopted */
+    }
+    gm_free(c->anc);
+    gm_free(c->strs.blocks);
+    c->anc = anc;
+    c->n_anc = c->cap_anc = total;
+    c->strs.blocks = bl;
+    c->strs.n_blocks = c->strs.cap_blocks = nb;
+    c->n_syms = c->n_syms_planned;
+    return true;
+}
+
+/* True when the parts read every symbol; false leaves c as it was (the caller reads them). */
+static bool read_in_parts(gm_vfy *c, size_t n)
+{
+    unsigned parts = n >= PARTS_FROM && c->n_anc == 0 ? gm_parallel_parts(0, n / (PARTS_FROM / 2)) : 1;
+    if (parts < 2) return false;
+    sym_parts *j = gm_calloc(1, sizeof *j);
+    if (!j) return false;
+    j->c = c;
+    c->n_syms_planned = n;
+    for (unsigned p = 0; p < parts; p++) {
+        gm_vfy *pc = &j->part[p];
+        *pc = *c;
+        pc->anc = NULL, pc->n_anc = pc->cap_anc = 0;
+        memset(&pc->strs, 0, sizeof pc->strs);
+        pc->scratch = NULL, pc->cap_scratch = 0;
+        pc->regs_fixed = true;
+    }
+    gm_parallel_run(parts, read_part, j);
+    bool ok = true;
+    for (unsigned p = 0; p < parts; p++) ok = ok && j->result[p] == 1;
+    ok = ok && join_parts(c, j, parts);
+    for (unsigned p = 0; p < parts; p++) part_free(&j->part[p]);
+    gm_free(j);
+    return ok;
+}
+
 static gm_status parse_symbols(gm_vfy *c, gm_error *err)
 {
     if (!cJSON_IsArray(c->symbols.item))
@@ -379,6 +481,7 @@ static gm_status parse_symbols(gm_vfy *c, gm_error *err)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     gm_status st = GM_OK;
     if (!c->symbols.split) st = gm_vfy_each(c, &c->symbols, parse_symbol, err, err);
+    else if (read_in_parts(c, n)) n = 0; /* all read */
     for (size_t i = 0; c->symbols.split && i < n && st == GM_OK; i++) {
         /* as the planner writes it, straight from the text (verify_fast.c); else cJSON */
         size_t b, e;
