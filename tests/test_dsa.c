@@ -620,6 +620,47 @@ static void test_peak_staircase(void **state)
     assert_int_equal(gm_dsa_peak_time(c, 3), 2); /* 7 from 2; at 5 one ends as one starts */
 }
 
+/* The search given best fit's answer (the planner runs best fit first and hands it over)
+ * ends with the same offsets and height as the search run alone, on instances it solves at
+ * once, by search, and by windows. */
+static void test_search_from_best_fit(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    const size_t sizes[] = {12, 300, 5000};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        size_t n = sizes[t];
+        gm_dsa_buffer *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+        int64_t *bf = malloc(n * sizeof *bf);
+        assert_true(a && b && bf);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            a[i].id = (int64_t)i;
+            a[i].lower = (int64_t)(x % (n * 2));
+            a[i].upper = a[i].lower + 1 + (int64_t)((x >> 24) % 40);
+            a[i].size = 1 + (int64_t)((x >> 40) % 64) * 16;
+            a[i].align = 1;
+            a[i].offset = -1;
+        }
+        memcpy(b, a, n * sizeof *a);
+        gm_error err;
+        int64_t hb, ha, hf;
+        assert_int_equal(gm_dsa_best_fit(b, n, &hb, &err), GM_OK);
+        for (size_t i = 0; i < n; i++) bf[i] = b[i].offset;
+        memcpy(b, a, n * sizeof *a);
+        gm_dsa_search_opts o = {0, 20000};
+        bool opt_a, opt_f;
+        assert_int_equal(gm_dsa_search(a, n, &o, &ha, &opt_a, &err), GM_OK);
+        assert_int_equal(gm_dsa_search_from(b, n, &o, bf, hb, &hf, &opt_f, &err), GM_OK);
+        assert_int_equal(ha, hf);
+        assert_int_equal(opt_a, opt_f);
+        for (size_t i = 0; i < n; i++) assert_int_equal(a[i].offset, b[i].offset);
+        free(a);
+        free(b);
+        free(bf);
+    }
+}
+
 static int cmp_i64_test(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -679,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_best_fit_reference),
         cmocka_unit_test(test_window_improve),
         cmocka_unit_test(test_time_axis),
+        cmocka_unit_test(test_search_from_best_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

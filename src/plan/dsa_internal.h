@@ -20,6 +20,13 @@ gm_status gm_dsa_best_fit_seq(gm_dsa_buffer *b, size_t n, const size_t *order, s
  * first instant of LOAD first, earliest start first, then the others by size descending. */
 enum { GM_DSA_PEAK_END = 0, GM_DSA_PEAK_LENGTH, GM_DSA_PEAK_START, GM_DSA_PEAK_COLUMN,
        GM_DSA_PEAK_COUNT };
+/* gm_dsa_search given the size-order best fit's answer for these buffers (gm_dsa_best_fit's
+ * offsets and height), which it would otherwise compute first: the same result. size_order
+ * NULL: computed. */
+gm_status gm_dsa_search_from(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *opts,
+                             const int64_t *size_order, int64_t size_order_height, int64_t *height,
+                             bool *optimal, gm_error *err);
+
 gm_status gm_dsa_best_fit_peak(gm_dsa_buffer *b, size_t n, int variant, int64_t *height,
                                gm_error *err);
 /* The first instant at which the load reaches LOAD (ends before starts at one instant). */

@@ -96,6 +96,13 @@ static int tighten(gm_dsa_bb *bb, const gm_dsa_buffer *b, size_t n, int64_t lb, 
 gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *opts,
                         int64_t *height, bool *optimal, gm_error *err)
 {
+    return gm_dsa_search_from(b, n, opts, NULL, 0, height, optimal, err);
+}
+
+gm_status gm_dsa_search_from(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *opts,
+                             const int64_t *size_order, int64_t size_order_height, int64_t *height,
+                             bool *optimal, gm_error *err)
+{
     double t0 = now_s();
     double budget = opts ? opts->budget_s : 0;
     uint64_t limit = opts ? opts->node_limit : 0;
@@ -128,8 +135,14 @@ gm_status gm_dsa_search(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opts *op
         if (o == 100 + GM_DSA_PEAK_COLUMN && n <= SEARCH_MAX_N) continue;
         double t_order = now_s();
         int64_t h;
-        gm_status st = o >= 100 ? gm_dsa_best_fit_peak(b, n, o - 100, &h, err)
-                                : gm_dsa_best_fit_order(b, n, (gm_dsa_order)o, &h, err);
+        gm_status st = GM_OK;
+        if (o == GM_DSA_ORDER_SIZE && size_order) {
+            for (size_t i = 0; i < n; i++) b[i].offset = size_order[i];
+            h = size_order_height;
+        } else {
+            st = o >= 100 ? gm_dsa_best_fit_peak(b, n, o - 100, &h, err)
+                          : gm_dsa_best_fit_order(b, n, (gm_dsa_order)o, &h, err);
+        }
         if (st != GM_OK) {
             gm_free(best);
             return st;

@@ -63,8 +63,11 @@ static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pa
         return h;
     case GM_PACK_DSA_SEARCH: {
         gm_dsa_search_opts so = {job->search_budget_s, job->search_node_limit};
+        const gm_pack_result *bf = job->best_fit && job->best_fit->st == GM_OK ? job->best_fit : NULL;
         bool optimal = false;
-        if (gm_dsa_search(b, u->n, &so, &h, &optimal, err) != GM_OK) return -1;
+        if (gm_dsa_search_from(b, u->n, &so, bf ? bf->offsets + u->first : NULL,
+                               bf ? bf->heights[u - job->units] : 0, &h, &optimal, err) != GM_OK)
+            return -1;
         return h;
     }
     default: break;
@@ -256,6 +259,21 @@ static void run_range(const gm_pack_job *job, unsigned first, unsigned end, unsi
     }
 }
 
+/* Strategies [0, end): best fit first, alone, then the others side by side knowing its result:
+ * the search's first order is best fit's, the same offsets, so they are computed once (on a
+ * million-node plan the search reaches the bound right there, and the two threads did the same
+ * work twice). The results are those of running each on its own. */
+static void run_from_best_fit(const gm_pack_job *job, unsigned end, unsigned threads,
+                              gm_pack_result res[GM_PACK_COUNT])
+{
+    gm_pack_job j = *job;
+    if (selected(job, GM_PACK_BEST_FIT)) {
+        run_range(job, GM_PACK_BEST_FIT, GM_PACK_BEST_FIT + 1, 1, res);
+        j.best_fit = &res[GM_PACK_BEST_FIT];
+    }
+    run_range(&j, GM_PACK_BEST_FIT + 1, end, threads, res);
+}
+
 /* Did one of graphmem's own packers (run, and fine) reach the lower bound? */
 static bool own_reached_bound(const gm_pack_job *job, const gm_pack_result res[GM_PACK_COUNT])
 {
@@ -314,10 +332,10 @@ int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_
     if (threads > GM_PACK_COUNT) threads = GM_PACK_COUNT;
     for (unsigned s = 0; s < GM_PACK_COUNT; s++) res[s].skipped = !selected(job, s);
     if (job->only >= 0 || job->compare_all || job->n_items <= job->compare_items) {
-        run_range(job, 0, GM_PACK_COUNT, threads, res);
+        run_from_best_fit(job, GM_PACK_COUNT, threads, res);
     } else {
         /* Which strategies run depends only on results, never on timing: deterministic. */
-        run_range(job, 0, GM_PACK_GE_FIRST, threads, res);
+        run_from_best_fit(job, GM_PACK_GE_FIRST, threads, res);
         if (own_reached_bound(job, res))
             for (unsigned s = GM_PACK_GE_FIRST; s < GM_PACK_COUNT; s++) res[s].skipped = true;
         else

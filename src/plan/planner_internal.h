@@ -68,6 +68,8 @@ typedef struct gm_pack_job {
     size_t compare_items;       /* up to this many items GE's strategies always run, for
                                    comparison (GM_PACK_COMPARE_ITEMS) */
     bool memory_priority;       /* ge.exec.memoryOptimizationPolicy=MemoryPriority */
+    const struct gm_pack_result *best_fit; /* best fit's result, once it ran: the search starts
+                                              from it (its first order is best fit's) */
 } gm_pack_job;
 
 typedef struct gm_pack_result {
