@@ -313,6 +313,14 @@ static gm_status self_check(const gm_model *m, gm_plan *p, gm_plan_verdict *v, g
 
 /* Merges the lifetimes of every overlapping pair in v; marks their regions dirty. Returns the
  * number of pairs merged. */
+static gm_status index_ids(const gm_plan *p, gm_strmap *by_id)
+{
+    if (gm_strmap_reserve(by_id, p->n_symbols)) return GM_ERR_NOMEM;
+    for (size_t i = 0; i < p->n_symbols; i++)
+        if (gm_strmap_put(by_id, p->symbols[i].id, &p->symbols[i])) return GM_ERR_NOMEM;
+    return GM_OK;
+}
+
 static size_t merge_overlaps(gm_plan *p, const gm_strmap *by_id, const gm_plan_verdict *v,
                              bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT])
 {
@@ -401,23 +409,29 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
  * expected: lifetimes end at their release) get their lifetimes merged and the plan re-packed,
  * and a region still overlapping after repair_rounds loses reuse. */
 static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm_plan_options *o,
-                                   const gm_strmap *by_id, gm_error *err)
+                                   gm_error *err)
 {
     gm_status st;
     bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT];
+    gm_strmap by_id = {0}; /* symbols by id, made when a repair first needs it */
     for (uint32_t round = 0;; round++) {
         gm_plan_verdict v;
         double t_check = now_ms();
         st = self_check(m, p, &v, err);
         p->stage_ms[GM_PLAN_STAGE_VERIFY] += now_ms() - t_check;
-        if (st != GM_OK) return st;
+        if (st != GM_OK) break;
         p->repair_rounds++;
         size_t overlaps = v.by_kind[GM_PLAN_P_OVERLAP];
         p->unresolved = v.n_problems + v.dropped;
         memset(dirty, 0, sizeof dirty);
-        size_t merged = overlaps ? merge_overlaps(p, by_id, &v, dirty) : 0;
+        if (overlaps && by_id.count == 0 && index_ids(p, &by_id) != GM_OK) {
+            gm_plan_verdict_free(&v);
+            st = gm_error_set(err, GM_ERR_NOMEM, "out of memory planning '%s'", gm_model_name(m));
+            break;
+        }
+        size_t merged = overlaps ? merge_overlaps(p, &by_id, &v, dirty) : 0;
         gm_plan_verdict_free(&v);
-        if (overlaps == 0) return GM_OK;
+        if (overlaps == 0) break;
         if (merged == 0 || round >= o->repair_rounds) {
             /* out of rounds (or nothing we can merge): every region still overlapping loses reuse,
              * which no stream order can break */
@@ -426,15 +440,17 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
                 for (int mt = 0; mt < GM_MEM_COUNT; mt++)
                     if ((merged ? dirty[r][mt] : r != GM_PLAN_R_FIXED) && !p->fallback[mt][r])
                         p->fallback[mt][r] = true, any = true;
-            if (!any) return GM_OK; /* already at no reuse: what is left is not an overlap we made */
+            if (!any) break; /* already at no reuse: what is left is not an overlap we made */
         } else {
             p->repaired_pairs += merged;
         }
         double t_repack = now_ms();
         st = pack(m, p, it, o, false, err);
         p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
-        if (st != GM_OK) return st;
+        if (st != GM_OK) break;
     }
+    gm_strmap_free(&by_id);
+    return st;
 }
 
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err)
@@ -458,7 +474,6 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     gm_plan *p = gm_calloc(1, sizeof *p);
     gm_hb *hb = NULL;
     size_t ns = gm_symbols_count(s);
-    gm_strmap by_id = {0};
     gm_plan_items it;
     memset(&it, 0, sizeof it);
     int32_t *remap = NULL;
@@ -473,7 +488,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     p->report = o->report;
     p->reproducible = o->reproducible;
     p->symbols = gm_calloc(ns ? ns : 1, sizeof *p->symbols);
-    if (!p->symbols || gm_strmap_reserve(&by_id, ns)) goto nomem;
+    if (!p->symbols) goto nomem;
     p->n_symbols = ns; /* zeroed until described: gm_plan_free frees what there is */
     if (describe_all(m, s, hb, o, p) != GM_OK) goto nomem;
     gm_symbols_free(s);
@@ -486,8 +501,6 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
      * lifetime: it must hold for every valid plan, not just this one */
     if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, &remap) != GM_OK) goto nomem;
     if (gm_plan_remap_witness(p, remap) != GM_OK) goto nomem;
-    for (size_t i = 0; i < p->n_symbols; i++)
-        if (gm_strmap_put(&by_id, p->symbols[i].id, &p->symbols[i])) goto nomem;
     if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
@@ -496,9 +509,8 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
 
     tell_stage(o, "verifying");
-    if ((st = verify_and_repair(m, p, &it, o, &by_id, err)) != GM_OK) goto fail;
+    if ((st = verify_and_repair(m, p, &it, o, err)) != GM_OK) goto fail;
     summarize(p);
-    gm_strmap_free(&by_id);
     gm_plan_items_free(&it);
     gm_free(remap);
     *out = p;
@@ -509,7 +521,6 @@ nomem:
 fail:
     gm_symbols_free(s);
     gm_hb_free(hb);
-    gm_strmap_free(&by_id);
     gm_plan_items_free(&it);
     gm_free(remap);
     gm_plan_free(p);
