@@ -11,13 +11,19 @@
 #include "util/alloc.h"
 #include "util/utf8.h"
 
-void gm_jw_put(gm_jw *w, const char *s, size_t n)
+bool gm_jw_room(gm_jw *w, size_t n)
 {
-    if (w->st != GM_OK) return;
+    if (w->st != GM_OK) return false;
     if (w->len + n + 1 > w->cap && gm_grow((void **)&w->buf, 1, w->len + n + 1, &w->cap)) {
         w->st = GM_ERR_NOMEM;
-        return;
+        return false;
     }
+    return true;
+}
+
+void gm_jw_put(gm_jw *w, const char *s, size_t n)
+{
+    if (!gm_jw_room(w, n)) return;
     memcpy(w->buf + w->len, s, n);
     w->len += n;
     w->buf[w->len] = '\0';
@@ -147,11 +153,7 @@ void gm_jw_str(gm_jw *w, const char *s)
         gm_jw_put(w, "\"", 1);
         return;
     }
-    if (w->st != GM_OK) return;
-    if (w->len + n + 3 > w->cap && gm_grow((void **)&w->buf, 1, w->len + n + 3, &w->cap)) {
-        w->st = GM_ERR_NOMEM;
-        return;
-    }
+    if (!gm_jw_room(w, n + 2)) return;
     w->buf[w->len++] = '"';
     memcpy(w->buf + w->len, s, n);
     w->len += n;

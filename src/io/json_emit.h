@@ -29,6 +29,8 @@ typedef struct gm_jw {
     const char *graph, *node, *what;
 } gm_jw;
 
+/* Room for n more bytes and the NUL after them; false (sticky failure) when there is none. */
+bool gm_jw_room(gm_jw *w, size_t n);
 void gm_jw_put(gm_jw *w, const char *s, size_t n);
 void gm_jw_puts(gm_jw *w, const char *s);
 /* Records a GM_ERR_INPUT failure that names the place being written (m, graph, node, what). */

@@ -173,11 +173,7 @@ static bool write_symbol_plain(gm_jw *w, const gm_plan_symbol *y)
         need += (size_t)k + 80;
     }
     gm_jw_item(w);
-    if (w->st != GM_OK) return true;
-    if (w->len + need + 1 > w->cap && gm_grow((void **)&w->buf, 1, w->len + need + 1, &w->cap)) {
-        w->st = GM_ERR_NOMEM;
-        return true;
-    }
+    if (!gm_jw_room(w, need)) return true;
     char *o = w->buf + w->len;
     o = PUT_LIT(o, "{\"id\":");
     o = put_str(o, y->id, (size_t)n_id);
@@ -263,6 +259,9 @@ gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, s
     *text = NULL;
     if (len) *len = 0;
     gm_jw w = {.m = m, .wrap_depth = 2};
+    /* room for the whole text at once (a guess from the counts; it grows as usual past it):
+     * growing a buffer of hundreds of megabytes by doubling copied it each time */
+    gm_jw_room(&w, 4096 + 48 * gm_model_node_count(m) + 320 * p->n_symbols);
     gm_jw_open(&w, '{');
     gm_jw_kv_int(&w, "graphmem_plan", 1);
     gm_jw_kv_str(&w, "model", gm_model_name(m));
