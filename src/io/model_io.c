@@ -112,12 +112,29 @@ gm_status gm_read_file(const char *path, char **data, size_t *len, gm_error *err
     if (len) *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return gm_error_set(err, GM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    /* Read in growing chunks rather than trusting the file's size: pipes and /proc have none. */
+    /* Read in growing chunks rather than trusting the file's size: pipes and /proc have none.
+     * A regular file's size is the first chunk (growing a big model's buffer by doubling copied
+     * it each time). */
     size_t cap = 0, n = 0;
     char *buf = NULL;
     gm_status st = GM_OK;
+    struct stat sb;
+    size_t first = 65536;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size < SIZE_MAX / 2)
+        first = (size_t)sb.st_size;
     for (;;) {
-        if (gm_grow((void **)&buf, 1, n + 65536 + 1, &cap)) {
+        if (cap && n + 1 == cap) { /* full: grow only if the file goes on (a regular file ends here) */
+            int c = fgetc(f);
+            if (c == EOF) {
+                if (ferror(f)) st = gm_error_set(err, GM_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+                break;
+            }
+            if (ungetc(c, f) == EOF) {
+                st = gm_error_set(err, GM_ERR_IO, "%s: cannot read", path);
+                break;
+            }
+        }
+        if (n + 1 >= cap && gm_grow((void **)&buf, 1, n + (cap ? 65536 : first) + 1, &cap)) {
             st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", path);
             break;
         }
