@@ -453,6 +453,45 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
     return st;
 }
 
+/* The symbol table and the happens-before, side by side on a big model: both only read it. */
+typedef struct tables_job {
+    const gm_model *m;
+    gm_symbols *s;
+    gm_hb *hb;
+    gm_status st[2];
+    gm_error err[2];
+} tables_job;
+
+static void build_table(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    tables_job *j = ctx;
+    gm_error_clear(&j->err[part]);
+    j->st[part] = part == 0 ? gm_symbols_build(j->m, &j->s, &j->err[part]) : gm_hb_build(j->m, &j->hb, &j->err[part]);
+}
+
+static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_symbols **s, gm_hb **hb,
+                              gm_error *err)
+{
+    tables_job j = {.m = m};
+    if (gm_model_node_count(m) >= 65536 && gm_parallel_parts(o->threads, 2) == 2) {
+        gm_parallel_run(2, build_table, &j);
+    } else {
+        build_table(&j, 0, 1);
+        if (j.st[0] == GM_OK) build_table(&j, 1, 1);
+    }
+    for (int k = 0; k < 2; k++)
+        if (j.st[k] != GM_OK) {
+            if (err) *err = j.err[k];
+            gm_symbols_free(j.s);
+            gm_hb_free(j.hb);
+            return j.st[k];
+        }
+    *s = j.s;
+    *hb = j.hb;
+    return GM_OK;
+}
+
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err)
 {
     gm_error local;
@@ -469,16 +508,15 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     double t_start = now_ms();
     tell_stage(o, "lifetimes");
     gm_symbols *s = NULL;
-    gm_status st = gm_symbols_build(m, &s, err);
+    gm_hb *hb = NULL;
+    gm_status st = build_tables(m, o, &s, &hb, err);
     if (st != GM_OK) return st;
     gm_plan *p = gm_calloc(1, sizeof *p);
-    gm_hb *hb = NULL;
     size_t ns = gm_symbols_count(s);
     gm_plan_items it;
     memset(&it, 0, sizeof it);
     int32_t *remap = NULL;
     if (!p) goto nomem;
-    if ((st = gm_hb_build(m, &hb, err)) != GM_OK) goto fail;
     p->align = o->align;
     /* ge.exec.disableReuseMemory=1: every symbol at its own address, as GE does */
     const char *disable = gm_model_option(m, "ge.exec.disableReuseMemory");
