@@ -962,6 +962,35 @@ static void test_split_read_ahead(void **state)
     }
 }
 
+/* A big text (16 MB and more) is checked for UTF-8 and scanned for its node lists side by side:
+ * the same message for a bad byte as in a small text, and a good big text reads. */
+static void test_big_text_scans(void **state)
+{
+    (void)state;
+    static const char head[] = "{\"graphmem\": 1, \"name\": \"a\xff\", ";
+    static const char tail[] = "\"graphs\": [{\"name\": \"root\", \"nodes\": [{\"name\": \"x\", \"type\": \"Data\"}]}]}";
+    size_t pad = (size_t)17 << 20, n = strlen(head) + pad + strlen(tail);
+    char *big = malloc(n + 1), *small = malloc(strlen(head) + strlen(tail) + 2);
+    assert_true(big && small);
+    memcpy(big, head, strlen(head));
+    memset(big + strlen(head), ' ', pad);
+    memcpy(big + strlen(head) + pad, tail, strlen(tail) + 1);
+    snprintf(small, strlen(head) + strlen(tail) + 2, "%s %s", head, tail);
+    gm_model *m = NULL;
+    gm_error eb, es;
+    assert_int_equal(gm_model_read_json(big, n, "t.json", &m, &eb), GM_ERR_INPUT);
+    assert_int_equal(gm_model_read_json(small, strlen(small), "t.json", &m, &es), GM_ERR_INPUT);
+    assert_string_equal(eb.message, es.message);
+    assert_non_null(strstr(eb.message, "not valid UTF-8 (byte 0xff)"));
+    big[strlen(head) - 4] = 'b'; /* the name is "ab" now: valid */
+    gm_error ok;
+    assert_int_equal(gm_model_read_json(big, n, "t.json", &m, &ok), GM_OK);
+    assert_int_equal(gm_model_node_count(m), 1);
+    gm_model_free(m);
+    free(big);
+    free(small);
+}
+
 /* Unbalanced text, text ending in a string, mismatched brackets, and nesting deeper than
  * cJSON accepts: the split is not tried, and the messages are the whole reading's. */
 static void test_split_gives_up(void **state)
@@ -1204,6 +1233,7 @@ int main(void)
         cmocka_unit_test(test_split_matches_whole),
         cmocka_unit_test(test_split_gives_up),
         cmocka_unit_test(test_split_read_ahead),
+        cmocka_unit_test(test_big_text_scans),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_formats),

@@ -32,6 +32,7 @@
 #include "ir/ir.h"
 #include "ops/attr_table.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 #include "util/strmap.h"
 #include "util/utf8.h"
 
@@ -757,6 +758,28 @@ static bool read_split(jr *r, const gm_json_split *sp, gm_status *st)
     return true;
 }
 
+/* The two scans of the whole text before any parse, side by side on a big text (both only read
+ * it): UTF-8 validity, and where the node lists lie (json_split.h). An invalid text is reported
+ * as before; its split is dropped. */
+enum { SCANS_APART = 16 << 20 };
+
+typedef struct first_scans {
+    const char *text;
+    size_t len;
+    bool valid;
+    size_t bad;
+    gm_json_split sp;
+    gm_json_split_result sr;
+} first_scans;
+
+static void first_scan(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    first_scans *f = ctx;
+    if (part == 0) f->valid = gm_utf8_valid(f->text, f->len, &f->bad);
+    else f->sr = gm_json_split_scan(f->text, f->len, "graphs", "nodes", &f->sp);
+}
+
 gm_status gm_model_read_json(const char *text, size_t len, const char *source, gm_model **out, gm_error *err)
 {
     *out = NULL;
@@ -766,13 +789,20 @@ gm_status gm_model_read_json(const char *text, size_t len, const char *source, g
         r.text += 3;
         r.len -= 3;
     }
-    size_t bad;
-    if (!gm_utf8_valid(r.text, r.len, &bad))
-        return fail_at(&r, bad, "the text is not valid UTF-8 (byte 0x%02x)", (unsigned char)r.text[bad]);
-
-    gm_json_split sp = {0};
+    first_scans fs = {.text = r.text, .len = r.len};
+    if (r.len >= SCANS_APART && gm_parallel_parts(0, 2) == 2) {
+        gm_parallel_run(2, first_scan, &fs);
+    } else {
+        first_scan(&fs, 0, 1);
+        if (fs.valid) first_scan(&fs, 1, 1);
+    }
+    gm_json_split sp = fs.sp;
+    gm_json_split_result sr = fs.sr;
+    if (!fs.valid) {
+        gm_json_split_free(&sp);
+        return fail_at(&r, fs.bad, "the text is not valid UTF-8 (byte 0x%02x)", (unsigned char)r.text[fs.bad]);
+    }
     gm_status st = GM_OK;
-    gm_json_split_result sr = gm_json_split_scan(r.text, r.len, "graphs", "nodes", &sp);
     if (sr == GM_JSON_SPLIT_NOMEM) st = gm_jr_oom(&r);
     else if (sr != GM_JSON_SPLIT_OK || sp.n_arrays == 0 || !read_split(&r, &sp, &st)) st = read_whole(&r);
     gm_json_split_free(&sp);
