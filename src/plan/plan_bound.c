@@ -13,6 +13,7 @@
  * Per memory type the bound is then the largest, over labels L, of the LOAD of the unlabelled
  * symbols and L's together (every plan must fit those side by side).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,32 @@ static bool counted(const gm_plan_symbol *y, size_t i, const scope *sc)
            (sc->sym_label[i] == 0 || sc->sym_label[i] == sc->label);
 }
 
+/* The same sweep over positions lo..hi summed per position instead of sorted (positions are
+ * planning-order indices: dense). Within a position the sorted sweep reaches its largest load
+ * after all its points (ends first, then starts), so the first position whose total exceeds
+ * every earlier one is the same. False when the range is not dense or no memory: sort then. */
+static bool peak_dense(const point *pts, size_t n, int64_t *peak_t, int64_t *load)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].t < lo) lo = pts[i].t;
+        if (pts[i].t > hi) hi = pts[i].t;
+    }
+    if ((uint64_t)hi - (uint64_t)lo >= 4 * (uint64_t)n) return false;
+    size_t w = (size_t)(hi - lo) + 1;
+    int64_t *sum = gm_calloc(w, sizeof *sum);
+    if (!sum) return false;
+    for (size_t i = 0; i < n; i++) sum[pts[i].t - lo] += pts[i].delta;
+    int64_t cur = 0, best = 0, at = -1;
+    for (size_t k = 0; k < w; k++) {
+        cur += sum[k];
+        if (cur > best) best = cur, at = lo + (int64_t)k;
+    }
+    gm_free(sum);
+    *peak_t = at, *load = best;
+    return true;
+}
+
 /* The peak position in scope sc and the load there; *peak_t = -1 when none. */
 static void peak_of(const gm_plan *p, const scope *sc, point *pts, int64_t *peak_t, int64_t *load)
 {
@@ -53,6 +80,8 @@ static void peak_of(const gm_plan *p, const scope *sc, point *pts, int64_t *peak
         pts[n++] = (point){y->first, y->size};
         pts[n++] = (point){y->last_use + 1, -y->size};
     }
+    *peak_t = -1, *load = 0;
+    if (n == 0 || peak_dense(pts, n, peak_t, load)) return;
     qsort(pts, n, sizeof *pts, cmp_point);
     int64_t cur = 0, best = 0, at = -1;
     for (size_t i = 0; i < n; i++) {
