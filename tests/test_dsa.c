@@ -620,6 +620,35 @@ static void test_peak_staircase(void **state)
     assert_int_equal(gm_dsa_peak_time(c, 3), 2); /* 7 from 2; at 5 one ends as one starts */
 }
 
+/* LOAD, swept per instant on a dense time range and sorted on a sparse one, against the
+ * largest total alive at some buffer's start, counted pair by pair. */
+static void test_lower_bound_dense_and_sparse(void **state)
+{
+    (void)state;
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (int round = 0; round < 30; round++) {
+        size_t n = 1 + (size_t)round * 11;
+        int64_t spread = round % 2 ? 2 * (int64_t)n : (int64_t)1 << 40;
+        gm_dsa_buffer *b = calloc(n, sizeof *b);
+        assert_non_null(b);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            b[i].lower = (int64_t)(x % (uint64_t)spread);
+            b[i].upper = b[i].lower + 1 + (int64_t)((x >> 20) % (round % 2 ? 9 : (uint64_t)spread));
+            b[i].size = 1 + (int64_t)((x >> 44) % 1000);
+        }
+        int64_t want = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t live = 0;
+            for (size_t j = 0; j < n; j++)
+                if (b[j].lower <= b[i].lower && b[i].lower < b[j].upper) live += b[j].size;
+            if (live > want) want = live;
+        }
+        assert_int_equal(gm_dsa_lower_bound(b, n), want);
+        free(b);
+    }
+}
+
 /* The search given best fit's answer (the planner runs best fit first and hands it over)
  * ends with the same offsets and height as the search run alone, on instances it solves at
  * once, by search, and by windows. */
@@ -721,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_window_improve),
         cmocka_unit_test(test_time_axis),
         cmocka_unit_test(test_search_from_best_fit),
+        cmocka_unit_test(test_lower_bound_dense_and_sparse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

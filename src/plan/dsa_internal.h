@@ -54,6 +54,17 @@ int gm_dsa_bb_decide(gm_dsa_bb *bb, int64_t H, uint64_t *run, uint64_t node_cap,
 const int64_t *gm_dsa_bb_offsets(const gm_dsa_bb *bb);
 uint64_t gm_dsa_bb_nodes(const gm_dsa_bb *bb);
 
+/* A point of a load sweep: at time t the live total changes by delta. */
+typedef struct gm_dsa_point {
+    int64_t t;
+    int64_t delta;
+} gm_dsa_point;
+
+/* The highest live total over the points (ends before starts at one time: lifetimes are
+ * half-open) and the first time it is reached; *peak_t = -1 when nothing is ever live. pts may
+ * be reordered. */
+void gm_dsa_peak(gm_dsa_point *pts, size_t n, int64_t *peak_t, int64_t *load);
+
 /* The time axis of b: its lowers and uppers, sorted and without repeats, into t (2n slots);
  * returns how many. */
 size_t gm_dsa_time_axis(const gm_dsa_buffer *b, size_t n, int64_t *t);

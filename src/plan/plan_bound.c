@@ -17,20 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/dsa_internal.h"
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
-
-typedef struct point {
-    int64_t t;     /* position */
-    int64_t delta; /* +size at first, -size after last_use */
-} point;
-
-static int cmp_point(const void *a, const void *b)
-{
-    const point *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return (x->delta > y->delta) - (x->delta < y->delta); /* ends before starts at one t */
-}
 
 typedef struct scope {
     int mt;
@@ -44,51 +33,17 @@ static bool counted(const gm_plan_symbol *y, size_t i, const scope *sc)
            (sc->sym_label[i] == 0 || sc->sym_label[i] == sc->label);
 }
 
-/* The same sweep over positions lo..hi summed per position instead of sorted (positions are
- * planning-order indices: dense). Within a position the sorted sweep reaches its largest load
- * after all its points (ends first, then starts), so the first position whose total exceeds
- * every earlier one is the same. False when the range is not dense or no memory: sort then. */
-static bool peak_dense(const point *pts, size_t n, int64_t *peak_t, int64_t *load)
-{
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        if (pts[i].t < lo) lo = pts[i].t;
-        if (pts[i].t > hi) hi = pts[i].t;
-    }
-    if ((uint64_t)hi - (uint64_t)lo >= 4 * (uint64_t)n) return false;
-    size_t w = (size_t)(hi - lo) + 1;
-    int64_t *sum = gm_calloc(w, sizeof *sum);
-    if (!sum) return false;
-    for (size_t i = 0; i < n; i++) sum[pts[i].t - lo] += pts[i].delta;
-    int64_t cur = 0, best = 0, at = -1;
-    for (size_t k = 0; k < w; k++) {
-        cur += sum[k];
-        if (cur > best) best = cur, at = lo + (int64_t)k;
-    }
-    gm_free(sum);
-    *peak_t = at, *load = best;
-    return true;
-}
-
 /* The peak position in scope sc and the load there; *peak_t = -1 when none. */
-static void peak_of(const gm_plan *p, const scope *sc, point *pts, int64_t *peak_t, int64_t *load)
+static void peak_of(const gm_plan *p, const scope *sc, gm_dsa_point *pts, int64_t *peak_t, int64_t *load)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_symbols; i++) {
         const gm_plan_symbol *y = &p->symbols[i];
         if (!counted(y, i, sc)) continue;
-        pts[n++] = (point){y->first, y->size};
-        pts[n++] = (point){y->last_use + 1, -y->size};
+        pts[n++] = (gm_dsa_point){y->first, y->size};
+        pts[n++] = (gm_dsa_point){y->last_use + 1, -y->size};
     }
-    *peak_t = -1, *load = 0;
-    if (n == 0 || peak_dense(pts, n, peak_t, load)) return;
-    qsort(pts, n, sizeof *pts, cmp_point);
-    int64_t cur = 0, best = 0, at = -1;
-    for (size_t i = 0; i < n; i++) {
-        cur += pts[i].delta;
-        if (cur > best) best = cur, at = pts[i].t;
-    }
-    *peak_t = at, *load = best;
+    gm_dsa_peak(pts, n, peak_t, load);
 }
 
 static bool live_at(const gm_plan *p, size_t i, const scope *sc, int64_t t)
@@ -129,7 +84,7 @@ gm_status gm_plan_compute_bound(gm_plan *p)
     p->witness = NULL, p->n_witness = 0, p->lower_bound_bytes = 0;
     size_t n_labels = 0;
     uint32_t *sym_label = gm_plan_number_labels(p, &n_labels);
-    point *pts = gm_malloc((2 * p->n_symbols + 1) * sizeof *pts);
+    gm_dsa_point *pts = gm_malloc((2 * p->n_symbols + 1) * sizeof *pts);
     if (!pts || !sym_label) {
         gm_free(pts), gm_free(sym_label);
         return GM_ERR_NOMEM;
