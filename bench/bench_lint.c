@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         gm_pass_report rep;
         memset(&rep, 0, sizeof rep);
         gm_error_clear(&err);
-        gm_pass_ctx c = {m, &rep, GM_PASS_LINT, &err};
+        gm_pass_ctx c = {m, &rep, GM_PASS_LINT, &err, NULL};
         double a = bench_now_ms();
         gm_status s = gm_lint_verify(&c, gm_model_root(m), 0, &st);
         lint_ms[r] = bench_now_ms() - a;

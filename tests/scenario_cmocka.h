@@ -58,7 +58,7 @@ static inline size_t fail_each_allocation(const char *file, gm_pass_id id, gm_st
         gm_pass_report rep = {0};
         gm_error err;
         gm_error_clear(&err);
-        gm_pass_ctx c = {m, &rep, id, &err};
+        gm_pass_ctx c = {m, &rep, id, &err, NULL};
         gm_alloc_fail_after(n);
         gm_status st = fn(&c);
         gm_alloc_fail_after(-1);

@@ -55,7 +55,7 @@ static gm_status run_local(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm
     for (size_t i = 0; i < sizeof k_order / sizeof *k_order; i++) {
         *available |= 1u << k_order[i].id;
         if (!(set & (1u << k_order[i].id))) continue;
-        gm_pass_ctx c = {m, rep, k_order[i].id, err};
+        gm_pass_ctx c = {m, rep, k_order[i].id, err, NULL};
         gm_status st = k_order[i].fn(&c);
         if (st != GM_OK) return st;
         rep->ran[k_order[i].id] = 1;
@@ -107,7 +107,7 @@ static void test_pass_scenarios(void **state)
 /* Runs one pass directly, as pipeline.c will, and re-sorts (a cycle would fail here). */
 static gm_status run_pass(gm_model *m, gm_pass_id id, pass_fn fn, gm_pass_report *rep, gm_error *err)
 {
-    gm_pass_ctx c = {m, rep, id, err};
+    gm_pass_ctx c = {m, rep, id, err, NULL};
     gm_error_clear(err);
     gm_status st = fn(&c);
     return st == GM_OK ? gm_model_toposort(m, err) : st;

@@ -53,7 +53,7 @@ static const struct {
 
 static gm_status run_layout(gm_model *m, gm_pass_report *rep, gm_error *err)
 {
-    gm_pass_ctx c = {m, rep, GM_PASS_LAYOUT_CONFLICT, err};
+    gm_pass_ctx c = {m, rep, GM_PASS_LAYOUT_CONFLICT, err, NULL};
     gm_status st = gm_pass_layout_conflict(&c);
     if (st == GM_OK) st = gm_model_toposort(m, err);
     if (st == GM_OK) rep->ran[GM_PASS_LAYOUT_CONFLICT] = 1;
@@ -76,7 +76,7 @@ static gm_status run_local(gm_model *m, gm_pass_set set, gm_pass_report *rep, gm
     for (size_t i = 0; i < sizeof k_order / sizeof *k_order; i++) {
         *available |= 1u << k_order[i].id;
         if (!(set & (1u << k_order[i].id))) continue;
-        gm_pass_ctx c = {m, rep, k_order[i].id, err};
+        gm_pass_ctx c = {m, rep, k_order[i].id, err, NULL};
         gm_status st = k_order[i].fn(&c);
         if (st == GM_OK) st = gm_model_toposort(m, err);
         if (st != GM_OK) return st;
@@ -935,7 +935,7 @@ static void test_ctrl_after_unsorted_insert(void **state)
     gm_error err;
     gm_error_clear(&err);
     gm_pass_report rep = {0};
-    gm_pass_ctx c = {m, &rep, GM_PASS_LAYOUT_CONFLICT, &err};
+    gm_pass_ctx c = {m, &rep, GM_PASS_LAYOUT_CONFLICT, &err, NULL};
     gm_layout_run r = {&c, 0};
     assert_non_null(gm_edit_insert_before(node(m, "netoutput2"), 0, "late", "Relu", &err));
     assert_int_equal(gm_layout_ctrl_solve(&r, gm_model_root(m)), GM_OK);
@@ -1411,7 +1411,7 @@ static void test_null_model(void **state)
     (void)state;
     gm_error err;
     gm_pass_report rep = {0};
-    gm_pass_ctx c = {NULL, &rep, GM_PASS_LAYOUT_CONFLICT, &err};
+    gm_pass_ctx c = {NULL, &rep, GM_PASS_LAYOUT_CONFLICT, &err, NULL};
     assert_int_equal(gm_pass_layout_conflict(&c), GM_ERR_INPUT);
 }
 

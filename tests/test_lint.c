@@ -36,7 +36,7 @@ static gm_status run_lint_local(gm_model *m, gm_pass_set set, gm_pass_report *re
     memset(rep, 0, sizeof *rep);
     *available = 1u << GM_PASS_LINT;
     if (set & (1u << GM_PASS_LINT)) {
-        gm_pass_ctx c = {m, rep, GM_PASS_LINT, err};
+        gm_pass_ctx c = {m, rep, GM_PASS_LINT, err, NULL};
         gm_status st;
         if (ctx) {
             st = gm_lint_verify(&c, gm_model_root(m), *(const unsigned *)ctx, NULL);
@@ -121,7 +121,7 @@ static void lint_ok(gm_model *m, gm_pass_report *rep)
 {
     gm_error err;
     gm_error_clear(&err);
-    gm_pass_ctx c = {m, rep, GM_PASS_LINT, &err};
+    gm_pass_ctx c = {m, rep, GM_PASS_LINT, &err, NULL};
     gm_status st = gm_pass_lint(&c);
     if (st != GM_OK) fail_msg("lint: %s: %s", gm_status_name(st), err.message);
 }
@@ -247,7 +247,7 @@ static void test_verify_on_subgraph_fails(void **state)
     gm_pass_report rep = {0};
     gm_error err;
     gm_error_clear(&err);
-    gm_pass_ctx c = {m, &rep, GM_PASS_LINT, &err};
+    gm_pass_ctx c = {m, &rep, GM_PASS_LINT, &err, NULL};
     gm_lint_stats v = {.violations = 99};
     /* GE: Verify on a subgraph is not supported, a failure with nothing checked. */
     assert_int_equal(gm_lint_verify(&c, gm_model_find_graph(m, "f"), 0, &v), GM_ERR_INPUT);

@@ -45,7 +45,7 @@ static gm_model *read_scenario_graph(const char *file)
 static gm_status run_pass(gm_model *m, gm_pass_report *rep, gm_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    gm_pass_ctx c = {m, rep, GM_PASS_RW_CONFLICT, err};
+    gm_pass_ctx c = {m, rep, GM_PASS_RW_CONFLICT, err, NULL};
     gm_status st = gm_pass_rw_conflict(&c);
     if (st == GM_OK) rep->ran[GM_PASS_RW_CONFLICT] = 1;
     return st;

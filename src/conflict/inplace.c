@@ -455,7 +455,12 @@ gm_status gm_pass_inplace(gm_pass_ctx *c)
     run r = {.c = c, .m = c->m, .root = gm_model_root(c->m)};
     gm_status st = c->m->sorted ? GM_OK : gm_model_toposort(c->m, c->err);
     size_t n_nodes = gm_model_node_count(c->m);
-    if (st == GM_OK) st = gm_symbols_build(c->m, &r.s, c->err);
+    if (st == GM_OK && c->handoff && *c->handoff) {
+        r.s = *c->handoff; /* the layout pass's table: nothing changed since it was built */
+        *c->handoff = NULL;
+    } else if (st == GM_OK) {
+        st = gm_symbols_build(c->m, &r.s, c->err);
+    }
     if (st == GM_OK && !(r.facts = gm_calloc(n_nodes ? n_nodes : 1, sizeof *r.facts))) st = oom(&r);
     if (st == GM_OK) st = collect_read_only(&r);
     for (size_t t = 0; st == GM_OK && t < n_nodes; t++) st = process_node(&r, gm_model_node_at(c->m, t));

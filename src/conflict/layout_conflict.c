@@ -237,7 +237,10 @@ static gm_status symbol_anchors(const gm_symbols *s, int32_t sym, gm_anchor **v,
     return GM_OK;
 }
 
-static gm_status process(gm_layout_run *r, gm_graph *g)
+/* Checks g's symbols in name order, solving each one's conflicts before the next. The root's
+ * table is kept in *keep (when keep is given) for a hand-off: valid only while nothing is
+ * inserted after it was built (see gm_pass_layout_conflict). */
+static gm_status process(gm_layout_run *r, gm_graph *g, gm_symbols **keep)
 {
     gm_pass_ctx *c = r->c;
     gm_lc lc;
@@ -260,7 +263,8 @@ static gm_status process(gm_layout_run *r, gm_graph *g)
         if (st == GM_OK && lc.n_conf) st = solve(r, &lc);
     }
     gm_free(v);
-    gm_symbols_free(s);
+    if (keep && st == GM_OK && gm_graph_is_root(g)) *keep = s;
+    else gm_symbols_free(s);
     gm_lc_fini(&lc);
     return st;
 }
@@ -285,8 +289,18 @@ gm_status gm_pass_layout_conflict(gm_pass_ctx *c)
     for (size_t i = 0; st == GM_OK && i < n; i++) st = gm_layout_ctrl_solve(&r, tops[i]);
     /* Topological ids decide some pairs: sort again after the control-node copies. */
     if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
-    for (size_t i = 0; st == GM_OK && i < n; i++) st = process(&r, tops[i]);
+    gm_symbols *root_table = NULL;
+    size_t inserted = 0;
+    for (size_t i = 0; st == GM_OK && i < n; i++) {
+        if (gm_graph_is_root(tops[i])) inserted = c->report ? c->report->n_nodes : 0;
+        st = process(&r, tops[i], c->handoff ? &root_table : NULL);
+    }
     gm_free(tops);
+    /* the root's table still describes the model when nothing was inserted since it was built
+     * (a solve inserts a copy; nothing else here edits): the inplace pass takes it */
+    bool unchanged = root_table && c->report && c->report->n_nodes == inserted && c->m->sorted;
+    if (st == GM_OK && unchanged) *c->handoff = root_table;
+    else gm_symbols_free(root_table);
     if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
     return st;
 }

@@ -10,11 +10,17 @@
 #include "graphmem/passes.h"
 #include "ir/ir.h"
 
+typedef struct gm_symbols gm_symbols;
+
 typedef struct gm_pass_ctx {
     gm_model *m;
     gm_pass_report *report;
     gm_pass_id pass;
     gm_error *err;
+    /* The root's symbol table a pass leaves for the next one (layout_conflict, when it changed
+     * nothing after building it, to inplace, which needs the same table): a million-node build
+     * saved. The pipeline frees what the next pass does not take. NULL: no hand-off. */
+    gm_symbols **handoff;
 } gm_pass_ctx;
 
 /* How an inserted copy node's descs and attributes are made (GE differs per pass). */

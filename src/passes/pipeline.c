@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "analysis/symbols.h"
 #include "conflict/inplace.h"
 #include "conflict/layout_conflict.h"
 #include "conflict/lint.h"
@@ -108,15 +109,25 @@ gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
     for (int i = 0; i < GM_PASS_COUNT; i++) {
         if (k_passes[i].run) avail |= 1u << i;
     }
+    gm_symbols *handoff = NULL;
     for (size_t s = 0; s < sizeof k_steps / sizeof k_steps[0]; s++) {
         gm_pass_id id = k_steps[s];
         if (!(set & (1u << id)) || !k_passes[id].run) continue;
-        gm_pass_ctx c = {m, report, id, err};
+        gm_symbols *offered = handoff;
+        gm_pass_ctx c = {m, report, id, err, &handoff};
         gm_status st = k_passes[id].run(&c);
+        if (offered && handoff == offered) { /* the next pass did not take it: never valid later */
+            gm_symbols_free(handoff);
+            handoff = NULL;
+        }
         if (st == GM_OK) st = gm_model_toposort(m, err); /* each pass sees a sorted model */
-        if (st != GM_OK) return st;
+        if (st != GM_OK) {
+            gm_symbols_free(handoff);
+            return st;
+        }
         report->ran[id] = 1;
     }
+    gm_symbols_free(handoff);
     if (available) *available = avail;
     return gm_model_toposort(m, err);
 }
