@@ -5,6 +5,8 @@
 #ifndef GM_IO_TEST_UTIL_H
 #define GM_IO_TEST_UTIL_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graphmem/io.h"
@@ -17,6 +19,24 @@ static inline char *slurp(const char *path, size_t *len)
     gm_error_clear(&err);
     if (gm_read_file(path, &data, len, &err) != GM_OK) fail_msg("%s", err.message);
     return data;
+}
+
+/* graphmem JSON of a chain: Data n0, then Relu n1 .. n(N-1), each output float32 [dim]
+ * (free it). Big chains reach the paths that start at a size: the read-ahead, the planner's
+ * and the verifier's threads. */
+static inline char *chain_json(int nodes, int dim)
+{
+    size_t cap = (size_t)nodes * 160 + 256, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"chain\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
+                            "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
+                            "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [%d]}]}", dim);
+    for (int i = 1; i < nodes; i++)
+        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
+                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [%d]}]}", i, i - 1, dim);
+    snprintf(t + len, cap - len, "]}]}\n");
+    return t;
 }
 
 /* A model from graphmem JSON text (source "t.json"). */

@@ -498,17 +498,8 @@ static void add_dsa_large(void)
  * (io/json_read_ahead.c reads arrays of 4096 nodes and more that way). */
 static void add_long_chain(void)
 {
-    enum { N = 4500 };
-    size_t cap = (size_t)N * 160 + 256, len = 0;
-    char *t = malloc(cap);
-    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"chain\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
-                            "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
-                            "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}");
-    for (int i = 1; i < N; i++)
-        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
-                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}", i, i - 1);
-    len += (size_t)snprintf(t + len, cap - len, "]}]}\n");
-    add_input("chain_4500.json", t, len, GM_FORMAT_JSON, NULL);
+    char *t = chain_json(4500, 16);
+    add_input("chain_4500.json", t, strlen(t), GM_FORMAT_JSON, NULL);
 }
 
 /* A plan of 70,000 symbols and its model, made once before the sweeps: the verifier reads a
@@ -518,17 +509,7 @@ static gm_plan *g_big_plan;
 
 static void make_big_plan(void)
 {
-    enum { N = 70000 };
-    size_t cap = (size_t)N * 160 + 256, len = 0;
-    char *t = malloc(cap);
-    assert_non_null(t);
-    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"big\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
-                            "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
-                            "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}");
-    for (int i = 1; i < N; i++)
-        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
-                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [16]}]}", i, i - 1);
-    snprintf(t + len, cap - len, "]}]}\n");
+    char *t = chain_json(70000, 16);
     gm_error err;
     assert_int_equal(gm_model_read_json(t, strlen(t), "big.json", &g_big_model, &err), GM_OK);
     free(t);

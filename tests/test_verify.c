@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/symbols.h"
+#include "io_test_util.h"
 #include "io/json_split.h"
 #include "util/alloc.h"
 #include "graphmem/io.h"
@@ -798,17 +799,7 @@ static void test_allocation_failures(void **state)
 static void test_big_plan_two_groups(void **state)
 {
     (void)state;
-    enum { N = 70000 };
-    size_t cap = (size_t)N * 120 + 256, len = 0;
-    char *t = malloc(cap);
-    assert_non_null(t);
-    len += (size_t)snprintf(t, cap, "{\"graphmem\": 1, \"name\": \"chain\", \"graphs\": [{\"name\": \"root\", \"nodes\": [\n"
-                                    "{\"name\": \"n0\", \"type\": \"Data\", \"attrs\": {\"index\": 0}, "
-                                    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [1024]}]}");
-    for (int i = 1; i < N; i++)
-        len += (size_t)snprintf(t + len, cap - len, ",\n{\"name\": \"n%d\", \"type\": \"Relu\", \"inputs\": [\"n%d:0\"], "
-                                "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [1024]}]}", i, i - 1);
-    snprintf(t + len, cap - len, "]}]}\n");
+    char *t = chain_json(70000, 1024);
     gm_model *m = NULL;
     gm_error err;
     if (gm_model_read_json(t, strlen(t), "chain.json", &m, &err) != GM_OK) fail_msg("%s", err.message);

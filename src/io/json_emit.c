@@ -170,16 +170,22 @@ void gm_jw_key(gm_jw *w, const char *k)
 }
 
 /* Decimal digits by hand: snprintf's format parsing was a tenth of writing a big plan. */
-void gm_jw_int(gm_jw *w, int64_t v)
+size_t gm_jw_digits(char b[GM_JW_DIGITS], int64_t v)
 {
-    char b[24];
-    size_t k = sizeof b;
+    size_t k = GM_JW_DIGITS;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
     do {
         b[--k] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
     if (v < 0) b[--k] = '-';
+    return k;
+}
+
+void gm_jw_int(gm_jw *w, int64_t v)
+{
+    char b[GM_JW_DIGITS];
+    size_t k = gm_jw_digits(b, v);
     gm_jw_item(w);
     gm_jw_put(w, b + k, sizeof b - k);
 }

@@ -48,6 +48,9 @@ void gm_jw_close(gm_jw *w, char c);
 void gm_jw_str(gm_jw *w, const char *s);
 void gm_jw_key(gm_jw *w, const char *k);
 void gm_jw_int(gm_jw *w, int64_t v);
+/* v's decimal text at the end of b: returns where it starts (it ends at GM_JW_DIGITS). */
+#define GM_JW_DIGITS 24
+size_t gm_jw_digits(char b[GM_JW_DIGITS], int64_t v);
 void gm_jw_bool(gm_jw *w, bool v);
 void gm_jw_null(gm_jw *w);
 /* The shortest text that reads back to exactly v, always as a float. */

@@ -14,7 +14,7 @@ enum { BATCH = 64, SLOTS = 8, MIN_ELEMENTS = 4096 };
 typedef struct batch {
     cJSON *node[BATCH]; /* lent to the reader, deleted when the slot is filled again */
     gm_json_nums nums[BATCH];
-    size_t first, n; /* elements [first, first + n) are ready */
+    size_t n;        /* elements ready, the batch's first n */
     gm_status st;    /* the element after them failed (GM_OK: none did) */
     gm_error err;
     int kind;
@@ -53,7 +53,6 @@ static void fill(gm_jr_ahead *h, batch *b, size_t first)
         cJSON_Delete(b->node[i]);
         b->node[i] = NULL;
     }
-    b->first = first;
     b->n = 0;
     b->st = GM_OK;
     size_t end = first + BATCH < h->a->count ? first + BATCH : h->a->count;

@@ -139,14 +139,8 @@ static char *put_mem(char *o, const char *s, size_t n)
 
 static char *put_int(char *o, int64_t v)
 {
-    char b[24];
-    size_t k = sizeof b;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        b[--k] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) b[--k] = '-';
+    char b[GM_JW_DIGITS];
+    size_t k = gm_jw_digits(b, v);
     return put_mem(o, b + k, sizeof b - k);
 }
 
