@@ -128,13 +128,24 @@ static gm_status check_nesting(const gm_model *m, gm_error *err)
 
 /* ---- edges ---- */
 
+/* The node given just before n in its graph: a model's text lists a chain in order, so it is
+ * what n's input names more often than not, and one comparison costs less than the hash
+ * lookup's cache misses at a million nodes. NULL when there is none. */
+static gm_node *given_before(const gm_node *n)
+{
+    const gm_graph *g = n->graph;
+    size_t at = n->given_pos;
+    return at > 0 && at < g->nodes.n && g->nodes.v[at] == n ? g->nodes.v[at - 1] : NULL;
+}
+
 static gm_status resolve_inputs(gm_node *n, gm_error *err)
 {
     gm_model *m = n->graph->model;
+    gm_node *before = given_before(n);
     for (uint32_t i = 0; i < n->n_in; i++) {
         gm_in_slot *s = &n->in[i];
         if (!s->src_name) continue;
-        gm_node *p = gm_strmap_get(&m->node_by_name, s->src_name);
+        gm_node *p = before && !strcmp(before->name, s->src_name) ? before : gm_strmap_get(&m->node_by_name, s->src_name);
         if (!p) {
             return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": input %u names unknown node '%s'", PLACE(n), i,
                                 s->src_name);

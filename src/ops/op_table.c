@@ -152,7 +152,7 @@ bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
     return !view;
 }
 
-bool gm_node_is(const gm_node *n, gm_op_flag flag)
+bool gm_node_is_slow(const gm_node *n, gm_op_flag flag)
 {
     for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {
         if (k_attr_flags[i].flag != flag) continue;

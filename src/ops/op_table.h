@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "graphmem/graph.h"
+#include "ir/ir.h"
 
 typedef enum gm_op_flag {
     GM_OP_DATA = 1u << 0,            /* IsDataNode: Data, RefData, AippData, AnnData */
@@ -68,8 +69,16 @@ typedef struct gm_op_info {
 const gm_op_info *gm_op_lookup(const char *type);
 
 /* Does node n have this class/behaviour? Flags that GE lets an attribute decide (`reference`,
- * `_input_mutable`) read the node attribute first, then the table. */
-bool gm_node_is(const gm_node *n, gm_op_flag flag);
+ * `_input_mutable`) read the node attribute first, then the table; a FrameworkOp has its
+ * wrapped type's flags too (gm_node_is_slow). The rest is one load and a test, inline: the
+ * passes ask it millions of times. */
+bool gm_node_is_slow(const gm_node *n, gm_op_flag flag);
+static inline bool gm_node_is(const gm_node *n, gm_op_flag flag)
+{
+    if ((flag & (GM_OP_REFERENCE | GM_OP_INPUT_MUTABLE)) || (n->op->flags & GM_OP_FRAMEWORK_OP))
+        return gm_node_is_slow(n, flag);
+    return (n->op->flags & flag) != 0;
+}
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
 /* Root Data (RefData too), Const and Variable: written at the plan's START, before every node
  * (spec/plan-format.md), wherever they sit in the order and whatever stream they carry — the
