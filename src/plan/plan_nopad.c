@@ -124,6 +124,17 @@ static gm_status join(gm_plan *p, gm_plan_symbol *w, gm_plan_symbol *y, int64_t 
     return GM_OK;
 }
 
+static bool any_group(const gm_model *m)
+{
+    for (size_t t = 0; t < gm_model_node_count(m); t++) {
+        const gm_attr *list = gm_node_attr_list(gm_model_node_at(m, t));
+        if (gm_attrs_get_bool(list, "_no_padding_continuous_output", false) ||
+            gm_attrs_get_bool(list, "_no_padding_continuous_input", false))
+            return true;
+    }
+    return false;
+}
+
 gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap_out)
 {
     *remap_out = NULL;
@@ -131,7 +142,13 @@ gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap_out
     claim *c = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *c);
     int32_t *remap = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *remap);
     gm_status st = GM_ERR_NOMEM;
-    if (!c || !remap || map_build(&a, m, p) != GM_OK) goto out;
+    if (!c || !remap) goto out;
+    if (!any_group(m)) { /* nothing to join: every symbol is its own (no anchor map to build) */
+        for (size_t s = 0; s < p->n_symbols; s++) remap[s] = (int32_t)s;
+        st = GM_OK;
+        goto out;
+    }
+    if (map_build(&a, m, p) != GM_OK) goto out;
     for (size_t s = 0; s < p->n_symbols; s++) c[s] = (claim){-1, 0};
     size_t nn = gm_model_node_count(m);
     for (size_t t = 0; t < nn; t++) {
