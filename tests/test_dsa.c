@@ -620,6 +620,56 @@ static void test_peak_staircase(void **state)
     assert_int_equal(gm_dsa_peak_time(c, 3), 2); /* 7 from 2; at 5 one ends as one starts */
 }
 
+typedef struct by_size_ref {
+    int64_t size, lower;
+    size_t i;
+} by_size_ref;
+
+static int cmp_size_ref(const void *a, const void *b)
+{
+    const by_size_ref *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    if (x->lower != y->lower) return x->lower < y->lower ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Best fit on 70,000 buffers (its size order then comes from radix sorts, dsa_bestfit.c) places
+ * every buffer where best fit in the order sorted here by qsort does: size descending, first
+ * use, index; negative times and equal sizes included. */
+static void test_best_fit_radix_order(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    gm_dsa_buffer *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+    by_size_ref *r = calloc(N, sizeof *r);
+    size_t *order = calloc(N, sizeof *order);
+    assert_true(a && b && r && order);
+    uint64_t x = 0x853C49E6748FEA9Bull;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        a[i].id = (int64_t)i;
+        a[i].lower = (int64_t)(x % 200000) - 50000;
+        a[i].upper = a[i].lower + 1 + (int64_t)((x >> 24) % 300);
+        a[i].size = 64 * (1 + (int64_t)((x >> 40) % 40));
+        a[i].align = 64;
+        a[i].offset = -1;
+        r[i] = (by_size_ref){a[i].size, a[i].lower, i};
+    }
+    memcpy(b, a, N * sizeof *a);
+    qsort(r, N, sizeof *r, cmp_size_ref);
+    for (size_t i = 0; i < N; i++) order[i] = r[i].i;
+    gm_error err;
+    int64_t ha, hb;
+    assert_int_equal(gm_dsa_best_fit(a, N, &ha, &err), GM_OK);
+    assert_int_equal(gm_dsa_best_fit_seq(b, N, order, N, NULL, &hb, &err), GM_OK);
+    assert_int_equal(ha, hb);
+    for (size_t i = 0; i < N; i++) assert_int_equal(a[i].offset, b[i].offset);
+    free(a);
+    free(b);
+    free(r);
+    free(order);
+}
+
 /* LOAD, swept per instant on a dense time range and sorted on a sparse one, against the
  * largest total alive at some buffer's start, counted pair by pair. */
 static void test_lower_bound_dense_and_sparse(void **state)
@@ -751,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_time_axis),
         cmocka_unit_test(test_search_from_best_fit),
         cmocka_unit_test(test_lower_bound_dense_and_sparse),
+        cmocka_unit_test(test_best_fit_radix_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
