@@ -479,6 +479,21 @@ static gm_status wl_dsa_large(const input *in, gm_error *err)
     return st;
 }
 
+/* Best fit on 70,000 buffers: its size order then comes from radix sorts (dsa_bestfit.c). */
+static gm_status wl_best_fit_big(const input *in, gm_error *err)
+{
+    (void)in;
+    enum { N = 70000 };
+    gm_dsa_buffer *b = calloc(N, sizeof *b);
+    if (!b) return gm_error_set(err, GM_ERR_NOMEM, "test: out of memory");
+    for (size_t i = 0; i < N; i++)
+        b[i] = (gm_dsa_buffer){(int64_t)i, (int64_t)(i % 5000), (int64_t)(i % 5000) + 3, 64 * (1 + (int64_t)(i % 7)), 64, -1, NULL};
+    int64_t h = 0;
+    gm_status st = gm_dsa_best_fit(b, N, &h, err);
+    free(b);
+    return st;
+}
+
 /* 4,500 buffers of random lifetimes and sizes, as CSV text (read before the sweep). */
 static void add_dsa_large(void)
 {
@@ -806,6 +821,7 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_verify_file, NULL, "verify_file", &t);
     sweep(wl_dsa, NULL, "dsa", &t);
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);
+    sweep(wl_best_fit_big, NULL, "best_fit_big", &t);
     sweep(wl_device, NULL, "device", &t);
     sweep(wl_run_many_streams, NULL, "run_many_streams", &t);
     make_big_plan();
