@@ -18,6 +18,7 @@
 #include "analysis/symbols.h"
 #include "io_test_util.h"
 #include "io/json_split.h"
+#include "plan/verify_internal.h"
 #include "util/alloc.h"
 #include "graphmem/io.h"
 #include "graphmem/plan.h"
@@ -863,6 +864,39 @@ static void test_big_plan_two_groups(void **state)
     gm_model_free(m);
 }
 
+/* The sweep orders by radix passes and by qsort agree record for record: negative keys, equal
+ * keys, both ends and starts at one address (verify_sort.c). */
+static void test_sweep_orders(void **state)
+{
+    (void)state;
+    uint64_t x = 0xDA942042E4DD58B5ull;
+    const size_t sizes[] = {1, 7, 1000, 70000};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        size_t n = sizes[t];
+        gm_vfy_key *r = malloc(n * sizeof *r), *q = malloc(n * sizeof *q);
+        assert_true(r && q);
+        for (int order = 0; order < 2; order++) {
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                int64_t key = (int64_t)(x % 5000) - 2000;
+                if (x >> 60 == 0) key = (int64_t)(x >> 8) - ((int64_t)1 << 54); /* far apart */
+                int32_t a = order == GM_VFY_BY_ADDR ? (int32_t)(x >> 20 & 1) : (int32_t)(x >> 16); /* any int32 */
+                r[i] = (gm_vfy_key){key, a, (int32_t)((x >> 32) % (n + 1))};
+            }
+            memcpy(q, r, n * sizeof *r);
+            gm_vfy_sort_with(r, n, (gm_vfy_order)order, true);
+            gm_vfy_sort_with(q, n, (gm_vfy_order)order, false);
+            for (size_t i = 0; i < n; i++) {
+                assert_int_equal(r[i].key, q[i].key);
+                assert_int_equal(r[i].a, q[i].a);
+                assert_int_equal(r[i].b, q[i].b);
+            }
+        }
+        free(r);
+        free(q);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -890,6 +924,7 @@ int main(void)
         cmocka_unit_test(test_bad_order),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_big_plan_two_groups),
+        cmocka_unit_test(test_sweep_orders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

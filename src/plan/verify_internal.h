@@ -140,6 +140,27 @@ gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err);
 void gm_vfy_order_free(gm_vfy *c);
 /* Does every access of a strictly happen before every access of b? (after gm_vfy_order_check) */
 bool gm_vfy_happens_before(gm_vfy *c, const gm_vfy_sym *a, const gm_vfy_sym *b);
+/* A sort key held by value, so that comparisons read no symbol (cache misses dominated the
+ * sorts when they compared through c->syms). */
+typedef struct gm_vfy_key {
+    int64_t key;
+    int32_t a, b;
+} gm_vfy_key;
+
+typedef enum gm_vfy_order {
+    GM_VFY_BY_A_KEY_B, /* by (a, key, b) */
+    /* Bounds: key the address, a 0 for an end and 1 for a start, b the symbol's rank in (first
+     * access, id) order. By address, ends before starts (half-open intervals); at one address
+     * starts by rank and ends the other way round (one symbol's interval nested in the other's
+     * when both meet there). */
+    GM_VFY_BY_ADDR,
+} gm_vfy_order;
+
+/* verify_sort.c: v in that order (radix passes on long arrays, qsort on short ones; the same
+ * order either way: gm_vfy_sort_with chooses, for the tests). */
+void gm_vfy_sort(gm_vfy_key *v, size_t n, gm_vfy_order order);
+void gm_vfy_sort_with(gm_vfy_key *v, size_t n, gm_vfy_order order, bool use_radix);
+
 /* The lower bound against its witness (verify_bound.c), after gm_vfy_order_check. */
 gm_status gm_vfy_check_bound(gm_vfy *c, gm_error *err);
 

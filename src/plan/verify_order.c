@@ -491,35 +491,6 @@ static gm_status check_pair(gm_vfy *c, int32_t x, int32_t y, bool fixed)
     return GM_OK;
 }
 
-/* A sort key held by value, so that comparisons read no symbol (cache misses dominated the
- * sorts when they compared through c->syms). */
-typedef struct vkey {
-    int64_t key;
-    int32_t a, b;
-} vkey;
-
-/* By (a, key, b). */
-static int by_a_key_b(const void *p, const void *q)
-{
-    const vkey *x = p, *y = q;
-    if (x->a != y->a) return x->a < y->a ? -1 : 1;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->b > y->b) - (x->b < y->b);
-}
-
-/* Bounds: key the address, a 0 for an end and 1 for a start, b the symbol's rank in (first
- * access, id) order. By address, ends before starts (half-open intervals); at one address
- * starts by rank and ends the other way round (one symbol's interval nested in the other's
- * when both meet there). */
-static int by_addr(const void *p, const void *q)
-{
-    const vkey *x = p, *y = q;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->a != y->a) return x->a - y->a;
-    int r = (x->b > y->b) - (x->b < y->b);
-    return x->a ? r : -r;
-}
-
 /* The active set: the ranks of the symbols covering the sweep's address, as a Fenwick tree of
  * counts over ranks, so that insertion, removal and the neighbours of a rank cost O(log n).
  * (A sorted array with memmove was O(active) a step: quadratic where one address range is
@@ -555,9 +526,9 @@ static int32_t act_kth(const active *a, int32_t k)
 }
 
 /* The symbols g[0, n) of one region (b: the symbol). */
-static gm_status sweep(gm_vfy *c, const vkey *g, size_t n, bool fixed)
+static gm_status sweep(gm_vfy *c, const gm_vfy_key *g, size_t n, bool fixed)
 {
-    vkey *bs = gm_malloc(2 * n * sizeof *bs);
+    gm_vfy_key *bs = gm_malloc(2 * n * sizeof *bs);
     int32_t *mem = gm_calloc(2 * n + 1, sizeof *mem); /* the tree, then the symbols by rank */
     if (!bs || !mem) {
         gm_free(bs);
@@ -567,15 +538,15 @@ static gm_status sweep(gm_vfy *c, const vkey *g, size_t n, bool fixed)
     active act = {mem, n, 1};
     while (act.top * 2 <= n) act.top *= 2;
     int32_t *sym = mem + n + 1;
-    for (size_t i = 0; i < n; i++) bs[i] = (vkey){first_key(c, &c->syms[g[i].b]), 0, g[i].b};
-    qsort(bs, n, sizeof *bs, by_a_key_b);
+    for (size_t i = 0; i < n; i++) bs[i] = (gm_vfy_key){first_key(c, &c->syms[g[i].b]), 0, g[i].b};
+    gm_vfy_sort(bs, n, GM_VFY_BY_A_KEY_B);
     for (size_t r = 0; r < n; r++) sym[r] = bs[r].b;
     for (size_t r = 0; r < n; r++) {
         const gm_vfy_sym *y = &c->syms[sym[r]];
-        bs[2 * r] = (vkey){y->offset, 1, (int32_t)r};
-        bs[2 * r + 1] = (vkey){y->offset + y->size, 0, (int32_t)r};
+        bs[2 * r] = (gm_vfy_key){y->offset, 1, (int32_t)r};
+        bs[2 * r + 1] = (gm_vfy_key){y->offset + y->size, 0, (int32_t)r};
     }
-    qsort(bs, 2 * n, sizeof *bs, by_addr);
+    gm_vfy_sort(bs, 2 * n, GM_VFY_BY_ADDR);
     gm_status st = GM_OK;
     int32_t na = 0;
     for (size_t i = 0; i < 2 * n && st == GM_OK; i++) {
@@ -605,16 +576,16 @@ static bool sweepable(const gm_vfy *c, const gm_vfy_sym *y)
 }
 
 /* One pass over the symbols of label "" and `label` (NULL: all), region by region. */
-static gm_status sweep_label(gm_vfy *c, vkey *ids, const char *label)
+static gm_status sweep_label(gm_vfy *c, gm_vfy_key *ids, const char *label)
 {
     size_t n = 0;
     for (size_t s = 0; s < c->n_syms; s++) {
         const gm_vfy_sym *y = &c->syms[s];
         if (!sweepable(c, y)) continue;
         if (label && y->label[0] && strcmp(y->label, label)) continue;
-        ids[n++] = (vkey){y->offset, y->region, (int32_t)s};
+        ids[n++] = (gm_vfy_key){y->offset, y->region, (int32_t)s};
     }
-    qsort(ids, n, sizeof *ids, by_a_key_b); /* by region, then offset */
+    gm_vfy_sort(ids, n, GM_VFY_BY_A_KEY_B); /* by region, then offset */
     gm_status st = GM_OK;
     for (size_t i = 0; i < n && st == GM_OK;) {
         size_t j = i;
@@ -644,7 +615,7 @@ static gm_status check_overlaps(gm_vfy *c)
 {
     size_t n = c->n_syms;
     /* the sweeps' scratch, then the labelled symbols */
-    vkey *ids = gm_malloc(n ? n * (sizeof *ids + sizeof(int32_t)) : 1);
+    gm_vfy_key *ids = gm_malloc(n ? n * (sizeof *ids + sizeof(int32_t)) : 1);
     if (!ids) return GM_ERR_NOMEM;
     int32_t *lab = (int32_t *)(ids + n);
     size_t nl = 0;
