@@ -18,6 +18,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/radix.h"
 
 typedef struct sym {
     int32_t head, tail, size;
@@ -234,31 +235,19 @@ static int by_name(const void *pa, const void *pb)
     return by_rest(a, b);
 }
 
-/* v[0, n) in name order: a radix sort on the prefixes (four passes of 16 bits, stable, through
- * tmp), then qsort within each run of one prefix; a short list is qsorted at once. A million names: a tenth of qsort's time on
- * names that share long prefixes (a block's nodes). */
-static void sort_by_name(named *v, named *tmp, size_t n, uint32_t *count)
+static uint64_t prefix_of(const void *e) { return ((const named *)e)->prefix; }
+
+/* v[0, n) in name order: past 65,536 names a radix sort on the prefixes (util/radix.h), then
+ * qsort within each run of one prefix; a short list (or no memory for the passes) is qsorted at
+ * once. A million names: a tenth of qsort's time on names that share long prefixes (a block's
+ * nodes). */
+static void sort_by_name(named *v, size_t n)
 {
-    if (n < 65536) { /* the passes' counters would cost more than they save */
+    static const gm_radix_key keys[] = {prefix_of};
+    if (n < 65536 || !gm_radix_sort(v, n, sizeof *v, keys, 1)) {
         qsort(v, n, sizeof *v, by_name);
         return;
     }
-    named *from = v, *to = tmp;
-    for (int shift = 0; shift < 64; shift += 16) {
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[from[i].prefix >> shift & 0xffff]++;
-        uint32_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            uint32_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) to[count[from[i].prefix >> shift & 0xffff]++] = from[i];
-        named *t = from;
-        from = to;
-        to = t;
-    }
-    /* four passes: the sorted records are back in v */
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && v[j].prefix == v[i].prefix;) j++;
         if (j - i > 1) qsort(v + i, j - i, sizeof *v, by_rest);
@@ -302,14 +291,11 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
         live++;
         bytes += name_size(&x);
     }
-    named *v = gm_malloc((live ? live : 1) * sizeof *v), *tmp = gm_malloc((live ? live : 1) * sizeof *tmp);
-    uint32_t *count = gm_malloc(65536 * sizeof *count);
+    named *v = gm_malloc((live ? live : 1) * sizeof *v);
     char *names = gm_malloc(bytes ? bytes : 1);
     s->sorted = gm_malloc((live ? live : 1) * sizeof *s->sorted);
-    if (!v || !tmp || !count || !names || !s->sorted) {
+    if (!v || !names || !s->sorted) {
         gm_free(v);
-        gm_free(tmp);
-        gm_free(count);
         gm_free(names);
         return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
     }
@@ -321,11 +307,9 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
         v[s->n_sorted++] = (named){name_prefix(p), p, (int32_t)i};
         p += len + 1;
     }
-    sort_by_name(v, tmp, s->n_sorted, count);
+    sort_by_name(v, s->n_sorted);
     for (size_t i = 0; i < s->n_sorted; i++) s->sorted[i] = v[i].id;
     gm_free(v);
-    gm_free(tmp);
-    gm_free(count);
     gm_free(names);
     return GM_OK;
 }

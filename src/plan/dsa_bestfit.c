@@ -17,6 +17,7 @@
 #include "graphmem/dsa.h"
 #include "plan/dsa_internal.h"
 #include "util/alloc.h"
+#include "util/radix.h"
 
 static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
@@ -35,53 +36,29 @@ static int cmp_keyed(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Stable LSD radix passes of 16 bits over v[0, n) by key (through tmp; the result back in v),
- * skipping a digit every record shares. */
-typedef struct rkey {
-    uint64_t key;
+/* A buffer's place in TFLite's size order as radix keys: size descending (every bit of the
+ * sign-flipped value flipped), then first use ascending; the index order the sort keeps. */
+typedef struct size_key {
+    uint64_t lower, size;
     size_t i;
-} rkey;
+} size_key;
 
-static void radix_pass_all(rkey *v, rkey *tmp, size_t n, uint32_t *count)
-{
-    rkey *from = v, *to = tmp;
-    for (int shift = 0; shift < 64; shift += 16) {
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[from[i].key >> shift & 0xffff]++;
-        if (count[from[0].key >> shift & 0xffff] == n) continue; /* one digit for all: no move */
-        uint32_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            uint32_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) to[count[from[i].key >> shift & 0xffff]++] = from[i];
-        rkey *t = from;
-        from = to;
-        to = t;
-    }
-    if (from != v) memcpy(v, from, n * sizeof *v);
-}
+static uint64_t by_lower(const void *e) { return ((const size_key *)e)->lower; }
+static uint64_t by_size_desc(const void *e) { return ((const size_key *)e)->size; }
 
-/* TFLite's size order (size descending, then first use, then index) by two stable radix sorts:
- * by first use, then by size. A million buffers: a tenth of qsort's time. False when out of
- * memory (nothing done). */
+/* TFLite's size order (size descending, then first use, then index) by radix sorts
+ * (util/radix.h). A million buffers: a tenth of qsort's time. False when out of memory
+ * (nothing done). */
 static bool size_order_radix(const gm_dsa_buffer *b, size_t n, size_t *idx)
 {
-    rkey *v = gm_malloc(n * sizeof *v), *tmp = gm_malloc(n * sizeof *tmp);
-    uint32_t *count = gm_malloc(65536 * sizeof *count);
-    bool ok = v && tmp && count;
-    if (ok) {
-        /* int64 order as uint64: the sign bit flipped; descending: every bit flipped */
-        for (size_t i = 0; i < n; i++) v[i] = (rkey){(uint64_t)b[i].lower ^ ((uint64_t)1 << 63), i};
-        radix_pass_all(v, tmp, n, count);
-        for (size_t i = 0; i < n; i++) v[i].key = ~((uint64_t)b[v[i].i].size ^ ((uint64_t)1 << 63));
-        radix_pass_all(v, tmp, n, count);
-        for (size_t i = 0; i < n; i++) idx[i] = v[i].i;
-    }
+    static const gm_radix_key keys[] = {by_lower, by_size_desc};
+    size_key *v = gm_malloc(n * sizeof *v);
+    if (!v) return false;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (size_key){(uint64_t)b[i].lower ^ ((uint64_t)1 << 63), ~((uint64_t)b[i].size ^ ((uint64_t)1 << 63)), i};
+    bool ok = gm_radix_sort(v, n, sizeof *v, keys, 2);
+    for (size_t i = 0; ok && i < n; i++) idx[i] = v[i].i;
     gm_free(v);
-    gm_free(tmp);
-    gm_free(count);
     return ok;
 }
 
