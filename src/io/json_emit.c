@@ -139,6 +139,11 @@ static inline bool plain_byte(unsigned char c) { return (unsigned char)(c - 0x20
 void gm_jw_str(gm_jw *w, const char *s)
 {
     gm_jw_item(w);
+    gm_jw_str_text(w, s);
+}
+
+void gm_jw_str_text(gm_jw *w, const char *s)
+{
     size_t n = 0;
     while (plain_byte((unsigned char)s[n])) n++;
     bool plain = !s[n];

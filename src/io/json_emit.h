@@ -46,6 +46,9 @@ void gm_jw_open(gm_jw *w, char c);
 void gm_jw_close(gm_jw *w, char c);
 /* A JSON string; s must be UTF-8 (else a GM_ERR_INPUT failure). */
 void gm_jw_str(gm_jw *w, const char *s);
+/* The same string text alone, with no separator or line break before it (a writer composing a
+ * line itself). */
+void gm_jw_str_text(gm_jw *w, const char *s);
 void gm_jw_key(gm_jw *w, const char *k);
 void gm_jw_int(gm_jw *w, int64_t v);
 /* v's decimal text at the end of b: returns where it starts (it ends at GM_JW_DIGITS). */

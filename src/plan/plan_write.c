@@ -3,6 +3,7 @@
  * emitter (io/json_emit.h): exact int64 numbers, names escaped as the readers expect, one
  * symbol per line so that plans diff well.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,56 +78,17 @@ static void write_regions(gm_jw *w, const gm_plan *p)
     gm_jw_close(w, ']');
 }
 
-static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
-{
-    gm_jw_open(w, '{');
-    gm_jw_kv_str(w, "id", y->id);
-    gm_jw_key(w, "anchors");
-    gm_jw_open(w, '[');
-    for (size_t i = 0; i < y->n_anchors; i++) {
-        const gm_plan_anchor *a = &y->anchors[i];
-        gm_jw_open(w, '{');
-        gm_jw_kv_str(w, "node", gm_node_name(a->node));
-        gm_jw_kv_int(w, a->out ? "out" : "in", a->index);
-        /* a view inside the symbol (a no-padding member) says where: an absolute offset */
-        if (a->offset >= 0 && y->region != GM_PLAN_R_DYNAMIC) gm_jw_kv_int(w, "offset", y->offset + a->offset);
-        gm_jw_close(w, '}');
-    }
-    gm_jw_close(w, ']');
-    gm_jw_kv_str(w, "region", gm_plan_region_name(y->region));
-    gm_jw_kv_str(w, "memory_type", gm_mem_type_name(y->mem_type));
-    gm_jw_key(w, "offset");
-    if (y->region == GM_PLAN_R_DYNAMIC) {
-        /* no offset: allocated at run time; size unknown, written as 0 */
-        gm_jw_null(w);
-        gm_jw_kv_int(w, "size", 0);
-    } else {
-        gm_jw_int(w, y->offset);
-        gm_jw_kv_int(w, "size", y->size);
-    }
-    gm_jw_key(w, "lifetime");
-    gm_jw_open(w, '[');
-    gm_jw_int(w, y->first);
-    gm_jw_int(w, y->last);
-    gm_jw_close(w, ']');
-    gm_jw_key(w, "streams");
-    gm_jw_open(w, '[');
-    for (size_t i = 0; i < y->n_streams; i++) gm_jw_int(w, y->streams[i]);
-    gm_jw_close(w, ']');
-    gm_jw_kv_str(w, "batch_label", y->batch_label ? y->batch_label : "");
-    gm_jw_close(w, '}');
-}
+/* ---- the symbols: a million lines at a million nodes ----
+ * Each line is composed at a cursor in room reserved for it, not member by member through the
+ * emitter (a third of the time). A string that needs escaping (or checking: not printable
+ * ASCII) goes through the emitter's string writer, and the cursor is taken up again after it. */
 
-/* ---- the symbols' fast path: a million lines at a million nodes ---- */
-
-/* Length of s when every byte is written as it is (printable ASCII, no quote or backslash);
- * -1 when some byte needs the emitter's escaping or checking. */
-static ptrdiff_t plain_len(const char *s)
+/* True when s is written as it is: printable ASCII, no quote or backslash. */
+static bool plain(const char *s)
 {
-    const char *p = s;
-    for (; *p; p++)
-        if ((unsigned char)(*p - 0x20) >= 0x5f || *p == '"' || *p == '\\') return -1;
-    return p - s;
+    for (; *s; s++)
+        if ((unsigned char)(*s - 0x20) >= 0x5f || *s == '"' || *s == '\\') return false;
+    return true;
 }
 
 static char *put_mem(char *o, const char *s, size_t n)
@@ -144,42 +106,44 @@ static char *put_int(char *o, int64_t v)
     return put_mem(o, b + k, sizeof b - k);
 }
 
-static char *put_str(char *o, const char *s, size_t n)
+/* s as a JSON string at the cursor o; the room for `rest` more bytes is kept. NULL when the
+ * writer failed (sticky: the caller stops). */
+static char *put_str(gm_jw *w, char *o, const char *s, size_t rest)
 {
-    *o++ = '"';
-    o = put_mem(o, s, n);
-    *o++ = '"';
-    return o;
+    if (plain(s)) {
+        size_t n = strlen(s);
+        *o++ = '"';
+        o = put_mem(o, s, n);
+        *o++ = '"';
+        return o;
+    }
+    w->len = (size_t)(o - w->buf);
+    gm_jw_str_text(w, s);
+    return gm_jw_room(w, rest) ? w->buf + w->len : NULL;
 }
 
-/* write_symbol's text, written straight into the buffer: the same bytes, a third of the time.
- * False (nothing written) when a name needs escaping: write_symbol then writes it. */
-static bool write_symbol_plain(gm_jw *w, const gm_plan_symbol *y)
+static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
 {
     const char *region = gm_plan_region_name(y->region), *mt = gm_mem_type_name(y->mem_type);
     const char *label = y->batch_label ? y->batch_label : "";
-    ptrdiff_t n_id = plain_len(y->id), n_region = plain_len(region), n_mt = plain_len(mt), n_label = plain_len(label);
-    if (n_id < 0 || n_region < 0 || n_mt < 0 || n_label < 0) return false;
-    size_t need = (size_t)(n_id + n_region + n_mt + n_label) + 200 + 24 * y->n_streams;
-    for (size_t i = 0; i < y->n_anchors; i++) {
-        ptrdiff_t k = plain_len(gm_node_name(y->anchors[i].node));
-        if (k < 0) return false;
-        need += (size_t)k + 80;
-    }
+    /* room for the whole line, every string at its plain length (an escaped one takes the
+     * emitter's own room) */
+    size_t need = strlen(y->id) + strlen(region) + strlen(mt) + strlen(label) + 200 + 24 * y->n_streams;
+    for (size_t i = 0; i < y->n_anchors; i++) need += strlen(gm_node_name(y->anchors[i].node)) + 80;
     gm_jw_item(w);
-    if (!gm_jw_room(w, need)) return true;
+    if (!gm_jw_room(w, need)) return;
     char *o = w->buf + w->len;
     o = PUT_LIT(o, "{\"id\":");
-    o = put_str(o, y->id, (size_t)n_id);
+    if (!(o = put_str(w, o, y->id, need))) return;
     o = PUT_LIT(o, ",\"anchors\":[");
     for (size_t i = 0; i < y->n_anchors; i++) {
         const gm_plan_anchor *a = &y->anchors[i];
-        const char *name = gm_node_name(a->node);
         if (i) *o++ = ',';
         o = PUT_LIT(o, "{\"node\":");
-        o = put_str(o, name, strlen(name));
+        if (!(o = put_str(w, o, gm_node_name(a->node), need))) return;
         o = a->out ? PUT_LIT(o, ",\"out\":") : PUT_LIT(o, ",\"in\":");
         o = put_int(o, a->index);
+        /* a view inside the symbol (a no-padding member) says where: an absolute offset */
         if (a->offset >= 0 && y->region != GM_PLAN_R_DYNAMIC) {
             o = PUT_LIT(o, ",\"offset\":");
             o = put_int(o, y->offset + a->offset);
@@ -187,10 +151,11 @@ static bool write_symbol_plain(gm_jw *w, const gm_plan_symbol *y)
         *o++ = '}';
     }
     o = PUT_LIT(o, "],\"region\":");
-    o = put_str(o, region, (size_t)n_region);
+    if (!(o = put_str(w, o, region, need))) return;
     o = PUT_LIT(o, ",\"memory_type\":");
-    o = put_str(o, mt, (size_t)n_mt);
+    if (!(o = put_str(w, o, mt, need))) return;
     if (y->region == GM_PLAN_R_DYNAMIC) {
+        /* no offset: allocated at run time; size unknown, written as 0 */
         o = PUT_LIT(o, ",\"offset\":null,\"size\":0");
     } else {
         o = PUT_LIT(o, ",\"offset\":");
@@ -208,11 +173,10 @@ static bool write_symbol_plain(gm_jw *w, const gm_plan_symbol *y)
         o = put_int(o, y->streams[i]);
     }
     o = PUT_LIT(o, "],\"batch_label\":");
-    o = put_str(o, label, (size_t)n_label);
+    if (!(o = put_str(w, o, label, need))) return;
     *o++ = '}';
     w->len = (size_t)(o - w->buf);
     w->buf[w->len] = '\0';
-    return true;
 }
 
 static void write_inserted(gm_jw *w, const gm_pass_report *r)
@@ -268,10 +232,8 @@ gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, s
     write_regions(&w, p);
     gm_jw_key(&w, "symbols");
     gm_jw_open(&w, '[');
-    /* the fast path writes what write_symbol would, one symbol object in the compact style of
-     * this depth (wrap_depth 2: the object's members on its line) */
-    for (size_t i = 0; i < p->n_symbols; i++)
-        if (!write_symbol_plain(&w, &p->symbols[i])) write_symbol(&w, &p->symbols[i]);
+    /* one symbol object a line, in the compact style of this depth (wrap_depth 2) */
+    for (size_t i = 0; i < p->n_symbols; i++) write_symbol(&w, &p->symbols[i]);
     gm_jw_close(&w, ']');
     write_inserted(&w, p->report);
     if (gm_plan_write_atomic(&w, p) != GM_OK) w.st = GM_ERR_NOMEM;
