@@ -537,12 +537,9 @@ static gm_status join_groups(check_groups *g, gm_error *err)
     for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) v->by_kind[k] += g->v.by_kind[k];
     v->overlap_checks += g->v.overlap_checks;
     gm_plan_verdict_free(&g->v);
-    /* the order's arrays and the scratch it may have grown go back to c, freed with it */
-    gm_vfy *o = &g->order;
-    c->pos = o->pos, c->ev_enter = o->ev_enter, c->ev_exit = o->ev_exit, c->ev_node = o->ev_node;
-    c->ev_stream = o->ev_stream, c->ev_sidx = o->ev_sidx, c->vc = o->vc, c->acc = o->acc, c->last = o->last;
-    c->touched = o->touched, c->seen = o->seen, c->loop_up = o->loop_up;
-    c->scratch = o->scratch, c->cap_scratch = o->cap_scratch;
+    /* the order's arrays are done with; the scratch it may have grown goes back to c */
+    gm_vfy_order_free(&g->order);
+    c->scratch = g->order.scratch, c->cap_scratch = g->order.cap_scratch;
     return st;
 }
 
