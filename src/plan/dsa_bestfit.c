@@ -266,55 +266,84 @@ done:
  * by start, meets the same holes in the same order as the scan over the raw spans (each hole lies
  * between a max end so far and the next start either way), so every decision is unchanged. */
 typedef struct ilist {
+    uint32_t n, cap; /* cap 0: the list is its one inline piece (n <= 1) */
     span *v;
-    size_t n, cap;
+    span one;
 } ilist;
+
+/* Most lists hold one piece (best fit packs against neighbours, and touching pieces merge):
+ * that piece lives in the list itself, and a node's two lists (unode) fill one cache line, so a
+ * visit to a node costs one miss instead of three (the node, then each list's array). */
+static inline span *ilist_at(ilist *l) { return l->cap ? l->v : &l->one; }
+static inline const span *ilist_at_c(const ilist *l) { return l->cap ? l->v : &l->one; }
+
+/* Room for one more piece; false when out of memory. */
+static bool ilist_grow(ilist *l)
+{
+    if (l->cap == 0) {
+        if (l->n == 0) return true;
+        span *v = gm_malloc(4 * sizeof *v);
+        if (!v) return false;
+        v[0] = l->one;
+        l->v = v;
+        l->cap = 4;
+        return true;
+    }
+    if (l->n < l->cap) return true;
+    if (l->cap > UINT32_MAX / 2) return false;
+    span *v = gm_realloc(l->v, 2 * (size_t)l->cap * sizeof *v);
+    if (!v) return false;
+    l->v = v;
+    l->cap *= 2;
+    return true;
+}
 
 /* Adds [s.off, s.end) to a sorted list of disjoint, non-touching intervals. Touching pieces are
  * merged: the zero-size hole between them can hold no buffer. */
 static bool ilist_add(ilist *l, span s)
 {
-    size_t lo = 0, hi = l->n; /* first piece ending at or after s.off */
+    span *v = ilist_at(l);
+    size_t n = l->n;
+    size_t lo = 0, hi = n; /* first piece ending at or after s.off */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (l->v[mid].end < s.off) lo = mid + 1;
+        if (v[mid].end < s.off) lo = mid + 1;
         else hi = mid;
     }
     size_t j = lo; /* pieces [lo, j) meet s */
-    while (j < l->n && l->v[j].off <= s.end) {
-        if (l->v[j].off < s.off) s.off = l->v[j].off;
-        if (l->v[j].end > s.end) s.end = l->v[j].end;
+    while (j < n && v[j].off <= s.end) {
+        if (v[j].off < s.off) s.off = v[j].off;
+        if (v[j].end > s.end) s.end = v[j].end;
         j++;
     }
     if (j == lo) { /* nothing met: insert */
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 4;
-            span *v = gm_realloc(l->v, cap * sizeof *v);
-            if (!v) return false;
-            l->v = v;
-            l->cap = cap;
-        }
-        memmove(l->v + lo + 1, l->v + lo, (l->n - lo) * sizeof *l->v);
-        l->v[lo] = s;
+        if (!ilist_grow(l)) return false;
+        v = ilist_at(l);
+        memmove(v + lo + 1, v + lo, (n - lo) * sizeof *v);
+        v[lo] = s;
         l->n++;
         return true;
     }
-    l->v[lo] = s;
-    memmove(l->v + lo + 1, l->v + j, (l->n - j) * sizeof *l->v);
-    l->n -= j - lo - 1;
+    v[lo] = s;
+    memmove(v + lo + 1, v + j, (n - j) * sizeof *v);
+    l->n -= (uint32_t)(j - lo - 1);
     return true;
 }
 
+typedef struct unode {
+    ilist agg, cover; /* 64 bytes: both lists in one cache line */
+} unode;
+
 typedef struct union_tree {
-    ilist *cover, *agg; /* 2 * size nodes, leaves at [size, 2 * size) */
+    unode *nd; /* 2 * size nodes, leaves at [size, 2 * size) */
     size_t size;
 } union_tree;
 
 static bool utree_add(union_tree *t, size_t node, size_t nl, size_t nr, size_t ql, size_t qr,
                       span s)
 {
-    if (!ilist_add(&t->agg[node], s)) return false;
-    if (ql <= nl && nr <= qr) return ilist_add(&t->cover[node], s);
+    if (!ilist_add(&t->nd[node].agg, s)) return false;
+    if (ql <= nl && nr <= qr) return ilist_add(&t->nd[node].cover, s);
     size_t mid = nl + (nr - nl) / 2;
     if (ql < mid && !utree_add(t, 2 * node, nl, mid, ql, qr, s)) return false;
     if (qr > mid && !utree_add(t, 2 * node + 1, mid, nr, ql, qr, s)) return false;
@@ -340,8 +369,11 @@ static void utree_query(const union_tree *t, size_t node, size_t nl, size_t nr, 
                         size_t qr, qbuf *q)
 {
     bool full = ql <= nl && nr <= qr;
-    const ilist *l = full ? &t->agg[node] : &t->cover[node];
-    if (l->n) q->c[q->k++] = (cursor){l->v->off, l->v, l->v + l->n};
+    const ilist *l = full ? &t->nd[node].agg : &t->nd[node].cover;
+    if (l->n) {
+        const span *v = ilist_at_c(l);
+        q->c[q->k++] = (cursor){v->off, v, v + l->n};
+    }
     if (full) return;
     size_t mid = nl + (nr - nl) / 2;
     if (ql < mid) utree_query(t, 2 * node, nl, mid, ql, qr, q);
@@ -487,9 +519,8 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     size_t leaves = nt - 1;
     t.size = 1;
     while (t.size < leaves) t.size *= 2;
-    t.cover = gm_calloc(2 * t.size, sizeof *t.cover);
-    t.agg = gm_calloc(2 * t.size, sizeof *t.agg);
-    if (!t.cover || !t.agg) goto nomem;
+    t.nd = gm_calloc(2 * t.size, sizeof *t.nd);
+    if (!t.nd) goto nomem;
     int64_t top = 0;
     /* Obstacles first: their spans go into the tree as they are. */
     for (size_t i = 0; fixed && i < n; i++) {
@@ -515,12 +546,12 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
 nomem:
     st = gm_error_set(err, GM_ERR_NOMEM, "dsa best fit: out of memory");
 done:
-    if (t.cover)
-        for (size_t v = 0; v < 2 * t.size; v++) gm_free(t.cover[v].v);
-    if (t.agg)
-        for (size_t v = 0; v < 2 * t.size; v++) gm_free(t.agg[v].v);
-    gm_free(t.cover);
-    gm_free(t.agg);
+    if (t.nd)
+        for (size_t v = 0; v < 2 * t.size; v++) {
+            gm_free(t.nd[v].agg.v);
+            gm_free(t.nd[v].cover.v);
+        }
+    gm_free(t.nd);
     gm_free(ts);
     return st;
 }
