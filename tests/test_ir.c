@@ -15,6 +15,7 @@
 #include "ir/ir.h"
 #include "ops/attr_table.h"
 #include "ops/op_table.h"
+#include "passes/pass_util2.h"
 #include "util/alloc.h"
 #include "util/strmap.h"
 
@@ -604,6 +605,36 @@ static void test_edit_remove_and_control(void **state)
     gm_model_free(m);
 }
 
+/* A graph's cached "every output size known" (asked per node by several passes) follows the
+ * edits across re-sorts, which look only at the nodes new since the last sort: a known copy
+ * keeps the graph known; a new node of unknown size makes it unknown, also when an older node
+ * died in the same round (the survivors shift, the new ones must still be found); and a graph
+ * that lost its one unknown node is known again. */
+static void test_known_shape_across_sorts(void **state)
+{
+    (void)state;
+    gm_model *m = edit_model();
+    gm_graph *g = gm_model_root(m);
+    gm_error err;
+    assert_true(gm_pass_graph_known_shape(g));
+    assert_non_null(gm_edit_insert_after(N(m, "a"), 0, "id0", "Identity", &err));
+    assert_int_equal(gm_model_toposort(m, &err), GM_OK);
+    assert_true(gm_pass_graph_known_shape(g));
+
+    assert_int_equal(gm_edit_isolate_and_remove(N(m, "b"), &err), GM_OK);
+    gm_node *dyn = gm_edit_insert_after(N(m, "d"), 0, "dyn", "Identity", &err);
+    assert_non_null(dyn);
+    const int64_t unknown[2] = {-1, 8};
+    assert_int_equal(gm_desc_set_shape(gm_node_output_desc(dyn, 0), unknown, 2), GM_OK);
+    assert_int_equal(gm_model_toposort(m, &err), GM_OK);
+    assert_false(gm_pass_graph_known_shape(g));
+
+    assert_int_equal(gm_edit_isolate_and_remove(dyn, &err), GM_OK);
+    assert_int_equal(gm_model_toposort(m, &err), GM_OK);
+    assert_true(gm_pass_graph_known_shape(g));
+    gm_model_free(m);
+}
+
 /* ---- allocation failures give clean errors, never crashes or leaks ---- */
 
 static void test_alloc_failures(void **state)
@@ -664,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_edit_insert_before_after),
         cmocka_unit_test(test_edit_insert_many),
         cmocka_unit_test(test_edit_remove_and_control),
+        cmocka_unit_test(test_known_shape_across_sorts),
         cmocka_unit_test(test_sort_matches_kahn),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_strmap),

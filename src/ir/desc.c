@@ -87,6 +87,13 @@ int64_t gm_desc_size(const gm_tensor_desc *d)
     return bytes > (uint64_t)INT64_MAX ? -2 : (int64_t)bytes;
 }
 
+bool gm_node_outputs_known(const gm_node *n)
+{
+    for (uint32_t k = 0; k < n->n_out; k++)
+        if (gm_desc_size(&n->out[k].desc) < 0) return false;
+    return true;
+}
+
 gm_mem_type gm_desc_mem_type(const gm_tensor_desc *d) { return d->mem_type; }
 
 void gm_desc_set_mem_type(gm_tensor_desc *d, gm_mem_type mt)

@@ -115,8 +115,12 @@ struct gm_graph {
     gm_node_vec nodes;           /* given order; topological after sort */
     gm_attr *attrs;
     int64_t key_lo, key_hi;      /* smallest and largest order_key in use */
-    int8_t known_shape;          /* cached "every output size known": -1 not computed; reset by
-                                    each re-sort (passes copy descs, never make one dynamic) */
+    int8_t known_shape;          /* cached "every output size known": -1 not computed. Passes
+                                    copy descs and never make one dynamic, so a known graph stays
+                                    known unless a node added since the last sort is not; a
+                                    re-sort checks just those (gm_model_toposort) */
+    uint32_t sorted_n;           /* nodes.v[0, sorted_n) were there at the last sort (compaction
+                                    keeps it so); the rest came since */
 };
 
 typedef struct gm_option {
@@ -140,6 +144,9 @@ struct gm_model {
 
 /* Marks the model's order stale: every edit that adds nodes or changes edges calls it. */
 static inline void gm_model_touch(gm_model *m) { m->sorted = false; }
+
+/* Whether every output of n has a size known before run time. */
+bool gm_node_outputs_known(const gm_node *n);
 
 /* Internal helpers shared by the IR files. */
 gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n);

@@ -253,16 +253,19 @@ void gm_model_compact(gm_model *m)
 {
     m->order.n = 0; /* it may point at dead nodes; rebuilt by the next sort */
     for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        gm_node_vec *v = &m->graphs[gi]->nodes;
-        uint32_t w = 0;
+        gm_graph *g = m->graphs[gi];
+        gm_node_vec *v = &g->nodes;
+        uint32_t w = 0, old_left = 0;
         for (uint32_t i = 0; i < v->n; i++) {
             if (v->v[i]->dead) {
                 gm_node_free(v->v[i]);
             } else {
+                old_left += i < g->sorted_n;
                 v->v[w++] = v->v[i];
             }
         }
         v->n = w;
+        g->sorted_n = old_left; /* the survivors keep their order: the old ones still come first */
     }
 }
 
@@ -272,9 +275,16 @@ gm_status gm_model_toposort(gm_model *m, gm_error *err)
     if (m->sorted) return GM_OK; /* nothing changed the graph since the last sort */
     gm_model_compact(m);
     for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        m->graphs[gi]->known_shape = -1; /* nodes came or went: ask again */
-        gm_status st = sort_graph(m->graphs[gi], err);
+        gm_graph *g = m->graphs[gi];
+        /* A known graph stays known unless a node new since the last sort is not (a million-node
+         * graph is not walked again for the copy a pass inserted); an unknown one may have lost
+         * its unknown node: ask again. */
+        for (uint32_t i = g->sorted_n; g->known_shape == 1 && i < g->nodes.n; i++)
+            if (!gm_node_outputs_known(g->nodes.v[i])) g->known_shape = 0;
+        if (g->known_shape == 0) g->known_shape = -1;
+        gm_status st = sort_graph(g, err);
         if (st != GM_OK) return st;
+        g->sorted_n = g->nodes.n;
     }
     gm_status st = build_order(m, err);
     m->sorted = st == GM_OK;
