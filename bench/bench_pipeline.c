@@ -4,9 +4,10 @@
  *
  *   read       gm_model_read_file (parse, validate, sort)
  *   lint       GraphLint (the first of the passes, run alone)
- *   passes     the other eleven passes, in GE's order
- *   symbols    GE's symbol table of the graph after the passes (built here on its own; the
- *              planner builds its own inside "lifetimes")
+ *   passes     the other eleven passes, in GE's order; the layout pass builds GE's symbol
+ *              table, and the passes leave it to the planner when it still describes the graph
+ *   symbols    GE's symbol table of the graph after the passes: the one they left (taking it
+ *              costs nothing), else built here, as `graphmem plan` would in "lifetimes"
  *   lifetimes  the planner: symbols, happens-before, lifetimes, the lower bound
  *   packing    the planner: the packers (GE's strategies skipped where they cannot win)
  *   verify     the planner: the independent in-process verification of the plan
@@ -74,20 +75,20 @@ int main(int argc, char **argv)
     size_t warnings = rep.n_warnings;
     gm_pass_report_free(&rep);
 
+    gm_symbols *sy = NULL;
     begin();
-    if (gm_passes_run(m, GM_PASS_SET_ALL & ~((gm_pass_set)1u << GM_PASS_LINT), &rep, NULL, &err) != GM_OK)
+    if (gm_passes_run_symbols(m, GM_PASS_SET_ALL & ~((gm_pass_set)1u << GM_PASS_LINT), &rep, NULL, &sy, &err) !=
+        GM_OK)
         return fail("passes", &err);
     end("passes");
 
-    gm_symbols *sy = NULL;
     begin();
-    if (gm_symbols_build(m, &sy, &err) != GM_OK) return fail("symbols", &err);
+    if (!sy && gm_symbols_build(m, &sy, &err) != GM_OK) return fail("symbols", &err);
     end("symbols");
-    gm_symbols_free(sy);
 
     gm_plan *p = NULL;
     begin();
-    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) return fail("plan", &err);
+    if (gm_plan_build_symbols(m, NULL, sy, &p, &err) != GM_OK) return fail("plan", &err);
     const double plan_ms = bench_now_ms() - t0;
     const long plan_peak = bench_status_kb("VmHWM:");
     stages[n_stages++] = (stage){"lifetimes", p->stage_ms[GM_PLAN_STAGE_LIFETIMES], plan_peak};

@@ -348,6 +348,74 @@ static void test_threads_same_plan(void **state)
     gm_model_free(m);
 }
 
+/* m's plan text, reproducible, built with the symbol table given (NULL: built by the planner). */
+static char *plan_text(gm_model *m, gm_symbols *symbols, const char *what)
+{
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.reproducible = true;
+    gm_plan *p = NULL;
+    gm_error err;
+    if (gm_plan_build_symbols(m, &o, symbols, &p, &err) != GM_OK) fail_msg("%s: plan: %s", what, err.message);
+    assert_int_equal(p->unresolved, 0);
+    char *text = strdup(p->text);
+    gm_plan_free(p);
+    return text;
+}
+
+/* The symbol table the passes leave goes to the planner, which then need not build it: every
+ * real model gets one after all the passes, and plans the same with it as without. A table
+ * the model no longer matches (a node added after the passes) is built again, so the new
+ * node's output gets its symbol; passes that build no table leave none. */
+static void test_passes_symbols_to_planner(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof k_models / sizeof *k_models; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/models/%s", GM_TEST_DATA_DIR, k_models[i]);
+        gm_model *m = NULL;
+        gm_error err;
+        if (gm_model_read_file(path, &m, &err) != GM_OK) fail_msg("%s", err.message);
+        gm_pass_report rep = {0};
+        gm_symbols *sy = NULL;
+        if (gm_passes_run_symbols(m, GM_PASS_SET_ALL, &rep, NULL, &sy, &err) != GM_OK)
+            fail_msg("%s: passes: %s", k_models[i], err.message);
+        gm_pass_report_free(&rep);
+        assert_non_null(sy);
+        char *with = plan_text(m, sy, k_models[i]), *without = plan_text(m, NULL, k_models[i]);
+        assert_string_equal(with, without);
+        free(with);
+        free(without);
+
+        if (i == 0) {
+            if (gm_passes_run_symbols(m, GM_PASS_SET_ALL, &rep, NULL, &sy, &err) != GM_OK)
+                fail_msg("passes: %s", err.message);
+            gm_pass_report_free(&rep);
+            gm_node *x = gm_graph_add_node(gm_model_root(m), "added_after_the_passes", "Const", &err);
+            assert_non_null(x);
+            gm_tensor_desc *d = gm_node_add_output(x);
+            assert_non_null(d);
+            gm_desc_set_dtype(d, GM_DT_FLOAT);
+            const int64_t dims[1] = {1024};
+            assert_int_equal(gm_desc_set_shape(d, dims, 1), GM_OK);
+            assert_int_equal(gm_model_toposort(m, &err), GM_OK);
+            with = plan_text(m, sy, "stale table");
+            without = plan_text(m, NULL, "no table");
+            assert_string_equal(with, without);
+            assert_non_null(strstr(with, "added_after_the_passes_out_0"));
+            free(with);
+            free(without);
+
+            sy = (gm_symbols *)1; /* must be overwritten */
+            if (gm_passes_run_symbols(m, (gm_pass_set)1u << GM_PASS_LINT, &rep, NULL, &sy, &err) != GM_OK)
+                fail_msg("lint: %s", err.message);
+            gm_pass_report_free(&rep);
+            assert_null(sy);
+        }
+        gm_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_models_after_passes), cmocka_unit_test(test_const_edge_orders_nothing),
         cmocka_unit_test(test_threads_same_plan),
         cmocka_unit_test(test_text_escapes_and_labels),
+        cmocka_unit_test(test_passes_symbols_to_planner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,6 +81,17 @@ void gm_pass_report_free(gm_pass_report *r);
 gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
                         gm_pass_set *available, gm_error *err);
 
+/* The root graph's symbol table (GE's GetRefMapping), opaque: the layout and inplace passes
+ * build it, and the planner needs the same one. */
+typedef struct gm_symbols gm_symbols;
+/* gm_passes_run, also handing over the symbol table the passes leave when it still describes
+ * the model (no node or edge changed since it was built), else *symbols = NULL. Give it to
+ * gm_plan_build_symbols, which takes it: a million-node build saved. */
+gm_status gm_passes_run_symbols(gm_model *m, gm_pass_set set, gm_pass_report *report,
+                                gm_pass_set *available, gm_symbols **symbols, gm_error *err);
+/* Frees a table not handed to the planner; NULL is a no-op. */
+void gm_symbols_free(gm_symbols *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -238,6 +238,12 @@ int64_t gm_plan_region_align(const gm_plan *p, gm_plan_region_kind r);
  * gm_plan_free. A plan whose self-check still fails (p->unresolved > 0: something v0 does not
  * model, such as continuous groups) is returned with GM_OK; the caller decides. */
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err);
+/* The same with the symbol table gm_passes_run_symbols handed over, which it takes (frees,
+ * whatever happens); NULL, or a table that no longer describes m, is built again. The plan is
+ * the same either way. */
+struct gm_symbols;
+gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, struct gm_symbols *symbols,
+                                gm_plan **out, gm_error *err);
 /* Writes p as spec/plan-format.md JSON (malloc'd, NUL-terminated; *len without the NUL). */
 gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, size_t *len, gm_error *err);
 /* Frees the plan and everything it owns; NULL is a no-op. */

@@ -28,6 +28,7 @@ typedef struct sym {
 
 struct gm_symbols {
     const gm_model *m;
+    uint64_t edits;               /* m->edits when built */
     const gm_graph *top;          /* the graph built as its own model (the root for a model) */
     size_t lo, hi;                /* the topological ids covered */
     uint32_t *out_base, *in_base; /* by topo id - lo */
@@ -392,6 +393,7 @@ static gm_status build(const gm_model *m, const gm_graph *top, gm_symbols **out,
     gm_symbols *s = gm_calloc(1, sizeof *s);
     if (!s) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
     s->m = m;
+    s->edits = m->edits;
     s->top = top;
     gm_status st = find_range(s, err);
     if (st == GM_OK) st = index_anchors(s, err);
@@ -420,6 +422,11 @@ gm_status gm_symbols_build_graph(const gm_model *m, const gm_graph *g, gm_symbol
         return gm_error_set(err, GM_ERR_INTERNAL, "%s: symbols of a graph that is not the model's", m->source);
     }
     return build(m, g, out, err);
+}
+
+bool gm_symbols_current(const gm_symbols *s, const gm_model *m)
+{
+    return s && s->m == m && s->top == gm_model_root(m) && s->edits == m->edits && m->sorted;
 }
 
 void gm_symbols_free(gm_symbols *s)

@@ -32,6 +32,10 @@ gm_status gm_symbols_build(const gm_model *m, gm_symbols **out, gm_error *err);
  * Anchors of nodes outside g have no symbol (gm_symbols_find returns -1). */
 gm_status gm_symbols_build_graph(const gm_model *m, const gm_graph *g, gm_symbols **out, gm_error *err);
 void gm_symbols_free(gm_symbols *s);
+/* Whether s is m's whole table and no node or edge of m changed since it was built. Attributes
+ * are not watched: a pass that writes one the table reads (reuse_input, ref and subgraph links)
+ * must not hand its table on unless it built it after those writes. */
+bool gm_symbols_current(const gm_symbols *s, const gm_model *m);
 
 /* The symbol of an anchor, -1 when it has none (an unconnected subgraph Data's missing in). */
 int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_t index);

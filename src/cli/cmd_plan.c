@@ -227,8 +227,8 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
 /* Plans the model and writes it with -o. The planner has already proven the plan with the
  * independent verifier (its last self-check verified exactly p->text); nothing unverified is
  * printed or written. Returns an exit status (0 ok). */
-static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_report *report, gm_plan **out,
-                     gm_error *err)
+static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_report *report, gm_symbols *symbols,
+                     gm_plan **out, gm_error *err)
 {
     gm_plan_options po;
     gm_plan_options_init(&po);
@@ -241,7 +241,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     po.ge_padded_sizes = o->ge_sizes;
     po.on_stage = planning_stage;
     gm_plan *p = NULL;
-    gm_status st = gm_plan_build(m, &po, &p, err);
+    gm_status st = gm_plan_build_symbols(m, &po, symbols, &p, err);
     if (st != GM_OK) return gm_cli_fail(err);
     if (p->unresolved || !p->text) {
         /* say what is wrong: the verifier again, on the text it rejected */
@@ -276,17 +276,20 @@ int gm_cmd_plan(const gm_cli_opts *o)
     if (gm_cli_load(o, strcmp(o->cmd, "plan") == 0, &m, &err) != GM_OK) return gm_cli_fail(&err);
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
     gm_cli_progress_stage("running the passes");
-    gm_status st = gm_passes_run(m, o->passes, &r.report, &r.available, &err);
+    const bool planning = !strcmp(o->cmd, "plan");
+    gm_symbols *symbols = NULL; /* the passes' table, for the planner */
+    gm_status st = gm_passes_run_symbols(m, o->passes, &r.report, &r.available, planning ? &symbols : NULL, &err);
     if (st == GM_OK && o->dump_graph) st = gm_model_write_file(m, o->dump_graph, GM_FORMAT_UNKNOWN, &err);
     if (st != GM_OK) {
+        gm_symbols_free(symbols);
         gm_pass_report_free(&r.report);
         gm_model_free(m);
         return gm_cli_fail(&err);
     }
     r.nodes_after = gm_model_node_count(m);
     gm_model_get_stats(m, &r.stats);
-    if (!strcmp(o->cmd, "plan")) {
-        int rc = make_plan(o, m, &r.report, &r.plan, &err);
+    if (planning) {
+        int rc = make_plan(o, m, &r.report, symbols, &r.plan, &err);
         if (rc) {
             gm_pass_report_free(&r.report);
             gm_model_free(m);

@@ -455,7 +455,7 @@ gm_status gm_pass_inplace(gm_pass_ctx *c)
     run r = {.c = c, .m = c->m, .root = gm_model_root(c->m)};
     gm_status st = c->m->sorted ? GM_OK : gm_model_toposort(c->m, c->err);
     size_t n_nodes = gm_model_node_count(c->m);
-    if (st == GM_OK && c->handoff && *c->handoff) {
+    if (st == GM_OK && c->handoff && gm_symbols_current(*c->handoff, c->m)) {
         r.s = *c->handoff; /* the layout pass's table: nothing changed since it was built */
         *c->handoff = NULL;
     } else if (st == GM_OK) {
@@ -479,6 +479,11 @@ gm_status gm_pass_inplace(gm_pass_ctx *c)
         for (size_t i = 0; i < r.n_kept; i++)
             gm_log(GM_LOG_INFO, "Node %s can inplace, output[%u] can reuse input[%u]", r.kept[i].n->name, r.kept[i].out,
                    r.kept[i].in);
+    }
+    if (st == GM_OK && c->handoff) { /* built after the merge's writes: current for the planner */
+        gm_symbols_free(*c->handoff);
+        *c->handoff = r.s;
+        r.s = NULL;
     }
     run_free(&r);
     return st;

@@ -299,8 +299,12 @@ gm_status gm_pass_layout_conflict(gm_pass_ctx *c)
     /* the root's table still describes the model when nothing was inserted since it was built
      * (a solve inserts a copy; nothing else here edits): the inplace pass takes it */
     bool unchanged = root_table && c->report && c->report->n_nodes == inserted && c->m->sorted;
-    if (st == GM_OK && unchanged) *c->handoff = root_table;
-    else gm_symbols_free(root_table);
+    if (st == GM_OK && unchanged) {
+        gm_symbols_free(*c->handoff);
+        *c->handoff = root_table;
+    } else {
+        gm_symbols_free(root_table);
+    }
     if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
     return st;
 }

@@ -140,10 +140,16 @@ struct gm_model {
     gm_node_vec order;           /* GetAllNodes order; valid when sorted */
     bool resolved;               /* builder names resolved */
     bool sorted;                 /* order and topo ids are current (edits clear it) */
+    uint64_t edits;              /* edits so far (gm_model_touch): what was built from the model
+                                    (a symbol table) is current while this is unchanged */
 };
 
 /* Marks the model's order stale: every edit that adds nodes or changes edges calls it. */
-static inline void gm_model_touch(gm_model *m) { m->sorted = false; }
+static inline void gm_model_touch(gm_model *m)
+{
+    m->sorted = false;
+    m->edits++;
+}
 
 /* Whether every output of n has a size known before run time. */
 bool gm_node_outputs_known(const gm_node *n);

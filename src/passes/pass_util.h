@@ -17,9 +17,12 @@ typedef struct gm_pass_ctx {
     gm_pass_report *report;
     gm_pass_id pass;
     gm_error *err;
-    /* The root's symbol table a pass leaves for the next one (layout_conflict, when it changed
-     * nothing after building it, to inplace, which needs the same table): a million-node build
-     * saved. The pipeline frees what the next pass does not take. NULL: no hand-off. */
+    /* The root's symbol table, current for the model, that a pass leaves for the ones after it
+     * and finally the planner: a million-node build saved each time. layout_conflict leaves the
+     * one it built when it inserted nothing after; inplace takes it and leaves its own last one.
+     * The pipeline keeps it past a pass only while gm_symbols_current and only if the pass is
+     * known to write no attribute the table reads (pipeline.c); else it frees it. NULL: no
+     * hand-off (a pass run alone). */
     gm_symbols **handoff;
 } gm_pass_ctx;
 

@@ -18,20 +18,23 @@ typedef gm_status (*gm_pass_fn)(gm_pass_ctx *c);
 static const struct {
     gm_pass_id id;
     const char *name;
-    gm_pass_fn run; /* NULL: not part of this version yet */
+    gm_pass_fn run;      /* NULL: not part of this version yet */
+    bool keeps_symbols;  /* writes no attribute the symbol table reads, or leaves a table built
+                            after its writes: a current table stays current past it */
 } k_passes[GM_PASS_COUNT] = {
-    {GM_PASS_LINT, "lint", gm_pass_lint},
-    {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", gm_pass_hccl_memcpy},
-    {GM_PASS_SUBGRAPH, "subgraph", gm_pass_subgraph},
-    {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", gm_pass_inplace_support_check},
-    {GM_PASS_ATOMIC_ADDR_CLEAN, "atomic_addr_clean", gm_pass_atomic_addr_clean},
-    {GM_PASS_HCCL_CONTINUOUS_MEMCPY, "hccl_continuous_memcpy", gm_pass_hccl_continuous_memcpy},
-    {GM_PASS_MEMCPY_ADDR_ASYNC, "memcpy_addr_async", gm_pass_memcpy_addr_async},
-    {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", gm_pass_mark_same_addr},
-    {GM_PASS_RW_CONFLICT, "rw_conflict", gm_pass_rw_conflict},
-    {GM_PASS_LAYOUT_CONFLICT, "layout_conflict", gm_pass_layout_conflict},
-    {GM_PASS_INPLACE, "inplace", gm_pass_inplace},
-    {GM_PASS_SET_IO_OFFSET, "set_io_offset", gm_pass_set_io_offset},
+    {GM_PASS_LINT, "lint", gm_pass_lint, true},
+    {GM_PASS_HCCL_MEMCPY, "hccl_memcpy", gm_pass_hccl_memcpy, false},
+    {GM_PASS_SUBGRAPH, "subgraph", gm_pass_subgraph, false},
+    {GM_PASS_INPLACE_SUPPORT_CHECK, "inplace_support_check", gm_pass_inplace_support_check, false},
+    {GM_PASS_ATOMIC_ADDR_CLEAN, "atomic_addr_clean", gm_pass_atomic_addr_clean, false},
+    {GM_PASS_HCCL_CONTINUOUS_MEMCPY, "hccl_continuous_memcpy", gm_pass_hccl_continuous_memcpy, false},
+    {GM_PASS_MEMCPY_ADDR_ASYNC, "memcpy_addr_async", gm_pass_memcpy_addr_async, false},
+    {GM_PASS_MARK_SAME_ADDR, "mark_same_addr", gm_pass_mark_same_addr, false},
+    {GM_PASS_RW_CONFLICT, "rw_conflict", gm_pass_rw_conflict, false},
+    {GM_PASS_LAYOUT_CONFLICT, "layout_conflict", gm_pass_layout_conflict, true},
+    {GM_PASS_INPLACE, "inplace", gm_pass_inplace, true},
+    /* zero-copy offsets only */
+    {GM_PASS_SET_IO_OFFSET, "set_io_offset", gm_pass_set_io_offset, true},
 };
 
 /* GE's order (reference §0): GraphLint on the user graph; GraphPrepare runs HcclMemcpy,
@@ -104,6 +107,13 @@ gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err)
 gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
                         gm_pass_set *available, gm_error *err)
 {
+    return gm_passes_run_symbols(m, set, report, available, NULL, err);
+}
+
+gm_status gm_passes_run_symbols(gm_model *m, gm_pass_set set, gm_pass_report *report,
+                                gm_pass_set *available, gm_symbols **symbols, gm_error *err)
+{
+    if (symbols) *symbols = NULL;
     gm_pass_set avail = 0;
     memset(report, 0, sizeof *report);
     for (int i = 0; i < GM_PASS_COUNT; i++) {
@@ -113,21 +123,25 @@ gm_status gm_passes_run(gm_model *m, gm_pass_set set, gm_pass_report *report,
     for (size_t s = 0; s < sizeof k_steps / sizeof k_steps[0]; s++) {
         gm_pass_id id = k_steps[s];
         if (!(set & (1u << id)) || !k_passes[id].run) continue;
-        gm_symbols *offered = handoff;
         gm_pass_ctx c = {m, report, id, err, &handoff};
         gm_status st = k_passes[id].run(&c);
-        if (offered && handoff == offered) { /* the next pass did not take it: never valid later */
+        if (st == GM_OK) st = gm_model_toposort(m, err); /* each pass sees a sorted model */
+        if (handoff && !(k_passes[id].keeps_symbols && gm_symbols_current(handoff, m))) {
             gm_symbols_free(handoff);
             handoff = NULL;
         }
-        if (st == GM_OK) st = gm_model_toposort(m, err); /* each pass sees a sorted model */
         if (st != GM_OK) {
             gm_symbols_free(handoff);
             return st;
         }
         report->ran[id] = 1;
     }
-    gm_symbols_free(handoff);
     if (available) *available = avail;
-    return gm_model_toposort(m, err);
+    gm_status st = gm_model_toposort(m, err);
+    if (st == GM_OK && symbols && gm_symbols_current(handoff, m)) {
+        *symbols = handoff;
+        handoff = NULL;
+    }
+    gm_symbols_free(handoff);
+    return st;
 }

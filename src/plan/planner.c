@@ -470,16 +470,23 @@ static void build_table(void *ctx, unsigned part, unsigned parts)
     j->st[part] = part == 0 ? gm_symbols_build(j->m, &j->s, &j->err[part]) : gm_hb_build(j->m, &j->hb, &j->err[part]);
 }
 
-static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_symbols **s, gm_hb **hb,
-                              gm_error *err)
+/* given: a current table from the passes (gm_passes_run_symbols), taken; only the
+ * happens-before is left to build then. */
+static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_symbols *given, gm_symbols **s,
+                              gm_hb **hb, gm_error *err)
 {
     tables_job j = {.m = m};
-    if (gm_model_node_count(m) >= 65536 && gm_parallel_parts(o->threads, 2) == 2) {
+    if (gm_symbols_current(given, m)) {
+        gm_error_clear(&j.err[1]);
+        j.s = given;
+        j.st[1] = gm_hb_build(m, &j.hb, &j.err[1]);
+    } else if (gm_model_node_count(m) >= 65536 && gm_parallel_parts(o->threads, 2) == 2) {
         gm_parallel_run(2, build_table, &j);
     } else {
         build_table(&j, 0, 1);
         if (j.st[0] == GM_OK) build_table(&j, 1, 1);
     }
+    if (j.s != given) gm_symbols_free(given);
     for (int k = 0; k < 2; k++)
         if (j.st[k] != GM_OK) {
             if (err) *err = j.err[k];
@@ -494,6 +501,12 @@ static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_sy
 
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err)
 {
+    return gm_plan_build_symbols(m, o, NULL, out, err);
+}
+
+gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, gm_symbols *symbols, gm_plan **out,
+                                gm_error *err)
+{
     gm_error local;
     if (!err) err = &local;
     gm_error_clear(err);
@@ -501,15 +514,17 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
     gm_plan_options defaults;
     gm_plan_options_init(&defaults);
     if (!o) o = &defaults;
-    if (o->align <= 0)
+    if (o->align <= 0) {
+        gm_symbols_free(symbols);
         return gm_error_set(err, GM_ERR_INPUT, "plan options: align must be positive (got %lld)",
                             (long long)o->align);
+    }
 
     double t_start = now_ms();
     tell_stage(o, "lifetimes");
     gm_symbols *s = NULL;
     gm_hb *hb = NULL;
-    gm_status st = build_tables(m, o, &s, &hb, err);
+    gm_status st = build_tables(m, o, symbols, &s, &hb, err);
     if (st != GM_OK) return st;
     gm_plan *p = gm_calloc(1, sizeof *p);
     size_t ns = gm_symbols_count(s);
