@@ -1444,6 +1444,76 @@ static void test_allocation_failures(void **state)
     gm_model_free(m);
 }
 
+/* A root of `relus` Relus on one Data (as many symbols), and Consts feeding the NetOutput
+ * directly — a conflict each (a constant is the user's output) — named to sort `before` and
+ * `after` the Relus' symbols, when asked. */
+static gm_model *many_symbols(int relus, bool before, bool after)
+{
+    size_t cap = (size_t)relus * 96 + 1024, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+#define PUT(...) len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__)
+    PUT("{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'d','type':'Data','attrs':{'index':0}," OUT4 "},");
+    if (before) PUT("{'name':'a_const','type':'Const'," OUT4 "},");
+    if (after) PUT("{'name':'z_const','type':'Const'," OUT4 "},");
+    for (int i = 0; i < relus; i++) PUT("{'name':'r%06d','type':'Relu','inputs':['d:0']," OUT4 "},", i);
+    PUT("{'name':'o','type':'NetOutput','inputs':['r000000:0'%s%s]}]}]}", before ? ",'a_const:0'" : "",
+        after ? ",'z_const:0'" : "");
+#undef PUT
+    assert_true(len < cap);
+    gm_model *m = load_q(t);
+    free(t);
+    return m;
+}
+
+/* The model's nodes in order, with their inputs' producers. */
+static char *order_text(const gm_model *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    for (size_t i = 0; i < gm_model_node_count(m); i++) {
+        const gm_node *n = gm_model_node_at(m, i);
+        fprintf(f, "%s:%s(", n->name, n->type);
+        for (uint32_t k = 0; k < n->n_in; k++) fprintf(f, "%s ", n->in[k].src ? n->in[k].src->name : "-");
+        fprintf(f, ")\n");
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Above 65,536 symbols the symbols before the first conflict are evaluated on two threads
+ * (quiet log levels only); the pass must do exactly what the one-thread loop does (forced
+ * here by the info level, which logs): no conflict, one in the first half of the name order,
+ * one in the second, both. */
+static void test_many_symbols_in_parts(void **state)
+{
+    (void)state;
+    const bool cases[4][2] = {{false, false}, {true, false}, {false, true}, {true, true}};
+    for (int k = 0; k < 4; k++) {
+        char *text[2];
+        for (int serial = 0; serial < 2; serial++) {
+            gm_model *m = many_symbols(70000, cases[k][0], cases[k][1]);
+            gm_pass_report rep = {0};
+            gm_error err;
+            gm_error_clear(&err);
+            gm_log_level was = gm_log_get_level();
+            gm_log_set_level(GM_LOG_WARN);
+            gm_status st = serial ? run_logged(m, &rep, GM_LOG_INFO, NULL) : run_layout(m, &rep, &err);
+            gm_log_set_level(was);
+            assert_int_equal(st, GM_OK);
+            assert_int_equal(count_type(m, "Identity"), (size_t)cases[k][0] + (size_t)cases[k][1]);
+            text[serial] = order_text(m);
+            gm_pass_report_free(&rep);
+            gm_model_free(m);
+        }
+        assert_string_equal(text[0], text[1]);
+        free(text[0]);
+        free(text[1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1473,6 +1543,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_related_pairs_random),
         cmocka_unit_test(test_related_pairs_large_symbols),
+        cmocka_unit_test(test_many_symbols_in_parts),
         cmocka_unit_test(test_layout_scenarios),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

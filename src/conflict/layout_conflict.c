@@ -19,6 +19,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 
 /* The op type of the copies this pass makes (a node to create, not a class to test). */
 #define LAYOUT_IDENTITY_TYPE "Identity"
@@ -237,6 +238,58 @@ static gm_status symbol_anchors(const gm_symbols *s, int32_t sym, gm_anchor **v,
     return GM_OK;
 }
 
+/* ---- the symbols before the first conflict, evaluated side by side ---- */
+
+/* A symbol whose evaluation finds no conflict changes nothing (only a solve edits the graph,
+ * and nothing is logged below the info level), so the symbols before the first conflict can
+ * be evaluated in parts on threads, each part with its own checker, and the loop in order
+ * starts at the first that conflicts. A million-symbol root usually has none. */
+enum { EVAL_APART = 65536 };
+
+typedef struct eval_part {
+    const gm_symbols *s;
+    const gm_model *m;
+    gm_lc lc;
+    gm_error err;
+    size_t begin, end;
+    size_t stop; /* the part's first symbol with a conflict or a failure; end when none */
+} eval_part;
+
+static void eval_range(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    eval_part *p = &((eval_part *)ctx)[part];
+    gm_anchor *v = NULL;
+    size_t cap = 0, n = 0;
+    p->stop = p->end;
+    for (size_t i = p->begin; i < p->end; i++) {
+        if (symbol_anchors(p->s, gm_symbols_at(p->s, i), &v, &cap, &n, &p->err, p->m) != GM_OK ||
+            gm_lc_eval_symbol(&p->lc, v, n) != GM_OK || p->lc.n_conf) {
+            p->stop = i; /* the loop in order evaluates it again, and fails or solves there */
+            break;
+        }
+    }
+    gm_free(v);
+}
+
+/* How many of g's first symbols (in s's order) find no conflict; 0 when not worth threads. */
+static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_model *m)
+{
+    size_t count = gm_symbols_count(s);
+    if (count < EVAL_APART || log_on() || gm_parallel_parts(0, 2) < 2) return 0;
+    eval_part p[2];
+    for (unsigned k = 0; k < 2; k++) {
+        p[k] = (eval_part){.s = s, .m = m};
+        gm_error_clear(&p[k].err);
+        gm_lc_init(&p[k].lc, g, &p[k].err, false); /* here: it fills the graphs' shape caches */
+        gm_parallel_share(count, k, 2, &p[k].begin, &p[k].end);
+    }
+    gm_parallel_run(2, eval_range, p);
+    size_t clean = p[0].stop < p[0].end ? p[0].stop : p[1].stop;
+    for (unsigned k = 0; k < 2; k++) gm_lc_fini(&p[k].lc);
+    return clean;
+}
+
 /* Checks g's symbols in name order, solving each one's conflicts before the next. The root's
  * table is kept in *keep (when keep is given) for a hand-off: valid only while nothing is
  * inserted after it was built (see gm_pass_layout_conflict). */
@@ -257,7 +310,8 @@ static gm_status process(gm_layout_run *r, gm_graph *g, gm_symbols **keep)
     gm_anchor *v = NULL;
     size_t cap = 0, n = 0;
     /* Symbols in name order; each one's conflicts solved before the next is looked at. */
-    for (size_t i = 0; st == GM_OK && i < gm_symbols_count(s); i++) {
+    size_t from = st == GM_OK ? clean_prefix(g, s, c->m) : 0;
+    for (size_t i = from; st == GM_OK && i < gm_symbols_count(s); i++) {
         st = symbol_anchors(s, gm_symbols_at(s, i), &v, &cap, &n, c->err, c->m);
         if (st == GM_OK) st = gm_lc_eval_symbol(&lc, v, n);
         if (st == GM_OK && lc.n_conf) st = solve(r, &lc);
