@@ -348,6 +348,20 @@ static void test_attrs(void **state)
     assert_int_equal(gm_attrs_get_int(copy, "zz", 7), 7);
     gm_attr_list_free(list);
     gm_attr_list_free(copy);
+
+    /* Names alike in their first bytes, or shorter than two: each finds itself only. */
+    static const char *const names[] = {"", "a", "ab", "abc", "abd", "_x", "_xy", "_y", "b"};
+    const size_t nn = sizeof names / sizeof *names;
+    list = NULL;
+    for (size_t i = 0; i < nn; i++) assert_int_equal(gm_attr_set_int(&list, names[i], (int64_t)i), GM_OK);
+    for (size_t i = 0; i < nn; i++) {
+        char copy_name[8];
+        snprintf(copy_name, sizeof copy_name, "%s", names[i]); /* not the stored pointer */
+        assert_int_equal(gm_attrs_get_int(list, copy_name, -1), (int64_t)i);
+    }
+    assert_null(gm_attr_find(list, "_"));
+    assert_null(gm_attr_find(list, "abcd"));
+    gm_attr_list_free(list);
 }
 
 /* ---- tables ---- */

@@ -59,8 +59,13 @@ void gm_attr_list_free(gm_attr *list)
 
 const gm_attr *gm_attr_find(const gm_attr *list, const char *name)
 {
+    /* Asked millions of times on a big model, mostly for attributes a node does not have: the
+     * first two bytes settle most names without a call (GE's private ones share only '_'). */
+    const char c0 = name[0], c1 = c0 ? name[1] : '\0';
     for (; list; list = list->next) {
-        if (strcmp(list->name, name) == 0) return list;
+        const char *a = list->name;
+        if (a[0] != c0 || (c0 && a[1] != c1)) continue;
+        if (strcmp(a, name) == 0) return list;
     }
     return NULL;
 }
