@@ -488,6 +488,52 @@ static void test_reach_long_chain(void **state)
     gm_model_free(m);
 }
 
+/* Above 65,536 nodes lint builds its reachability index on a second thread while it marks the
+ * types: the verdicts are those of a small model (test_writer_in_the_middle: the writer ordered
+ * after one reader, not before the other), and an index built for a model without any writer
+ * is let go. */
+static void test_big_model_reach_ahead(void **state)
+{
+    (void)state;
+    for (int writer = 0; writer < 2; writer++) {
+        gm_model *m = gm_model_new("big");
+        gm_error err;
+        gm_graph *g = gm_model_add_graph(m, "root", NULL, &err);
+        static const char *const heads[][2] = {{"var", "Variable"}, {"c", "Const"}, {"r0", "Relu"}, {"r1", "Relu"}};
+        for (size_t i = 0; i < 4; i++) {
+            gm_node *nd = gm_graph_add_node(g, heads[i][0], heads[i][1], &err);
+            assert_non_null(nd);
+            assert_non_null(gm_node_add_output(nd));
+            if (i >= 2) assert_int_equal(gm_node_add_input_by_name(nd, "var", 0), GM_OK);
+        }
+        if (writer) {
+            gm_node *w = gm_graph_add_node(g, "w", "Assign", &err);
+            assert_non_null(w);
+            assert_non_null(gm_node_add_output(w));
+            assert_int_equal(gm_node_add_input_by_name(w, "var", 0), GM_OK);
+            assert_int_equal(gm_node_add_input_by_name(w, "c", 0), GM_OK);
+            assert_int_equal(gm_node_add_control_input_by_name(w, "r0"), GM_OK);
+        }
+        char name[32], prev[32] = "c";
+        for (int i = 0; i < 70000; i++) { /* the bulk: a chain off the constant */
+            snprintf(name, sizeof name, "k%d", i);
+            gm_node *nd = gm_graph_add_node(g, name, "Relu", &err);
+            assert_non_null(nd);
+            assert_non_null(gm_node_add_output(nd));
+            assert_int_equal(gm_node_add_input_by_name(nd, prev, 0), GM_OK);
+            memcpy(prev, name, sizeof prev);
+        }
+        if (gm_model_finalize(m, &err) != GM_OK) fail_msg("%s", err.message);
+        gm_pass_report rep = {0};
+        lint_ok(m, &rep);
+        assert_int_equal(rep.n_warnings, (size_t)writer);
+        if (writer)
+            assert_warning(&rep, 0, "There is no control relation between write node[w] and read node[r1]" MSG_TAIL);
+        gm_pass_report_free(&rep);
+        gm_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_messages_read_and_write),
         cmocka_unit_test(test_first_violation_per_output),
         cmocka_unit_test(test_writer_in_the_middle),
+        cmocka_unit_test(test_big_model_reach_ahead),
         cmocka_unit_test(test_cmo_wrapped_in_framework_op),
         cmocka_unit_test(test_verify_on_subgraph_fails),
         cmocka_unit_test(test_graph_unchanged),

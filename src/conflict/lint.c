@@ -16,6 +16,7 @@
  *
  * The pass only reads the graph.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "analysis/reach.h"
@@ -24,8 +25,38 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 
 #define LINT_CODE "W18888"
+
+/* The reachability index is half of a big model's lint: it is built on a second thread while
+ * step 1 marks the types (both only read the model), and taken by the first order check that
+ * needs it. Below this many nodes a thread does not pay. */
+enum { REACH_AHEAD = 65536 };
+
+typedef struct reach_ahead {
+    const gm_model *m;
+    pthread_t tid;
+    bool started;
+    gm_reach *r;
+    gm_status st;
+} reach_ahead;
+
+static void *build_reach(void *arg)
+{
+    reach_ahead *a = arg;
+    a->st = gm_reach_new(a->m, &a->r);
+    return NULL;
+}
+
+/* The index the thread built (NULL when it failed); the thread is joined. */
+static gm_reach *reach_join(reach_ahead *a)
+{
+    if (!a->started) return NULL;
+    pthread_join(a->tid, NULL);
+    a->started = false;
+    return a->st == GM_OK ? a->r : NULL;
+}
 
 /* Ordered so that merging several subgraph consumers into one parent input is a max: any
  * writer makes it a writer, else any reader a reader; UNSET = no subgraph consumer yet. */
@@ -43,6 +74,7 @@ typedef struct lint_state {
     size_t *base;    /* per topo id: where the node's inputs start in types[] (n + 1 entries) */
     uint8_t *types;  /* lint_rw per data input */
     gm_reach *reach; /* built on the first output that needs an order check */
+    reach_ahead ahead; /* or ahead of it, on a big model */
     gm_lint_stats stats;
 } lint_state;
 
@@ -129,6 +161,8 @@ static gm_status lint_connected(lint_state *s, const gm_node *a, const gm_node *
         *yes = false;
         return GM_OK;
     }
+    if (!s->reach && s->ahead.started && !(s->reach = reach_join(&s->ahead)))
+        return gm_error_set(s->c->err, GM_ERR_NOMEM, "%s: lint: out of memory", s->m->source);
     if (!s->reach && gm_reach_new(s->m, &s->reach) != GM_OK)
         return gm_error_set(s->c->err, GM_ERR_NOMEM, "%s: lint: out of memory", s->m->source);
     *yes = gm_reach_connected(s->reach, a, b);
@@ -207,8 +241,15 @@ gm_status gm_lint_verify(gm_pass_ctx *c, const gm_graph *g, unsigned flags, gm_l
     }
     lint_state s = {.c = c, .m = m, .flags = flags};
     size_t n = m->order.n;
+    if (n >= REACH_AHEAD && !(flags & GM_LINT_TEST_UNORDERED) && gm_parallel_parts(0, 2) == 2) {
+        s.ahead.m = m;
+        s.ahead.started = pthread_create(&s.ahead.tid, NULL, build_reach, &s.ahead) == 0;
+    }
     s.base = gm_malloc((n + 1) * sizeof *s.base);
-    if (!s.base) return gm_error_set(c->err, GM_ERR_NOMEM, "%s: lint: out of memory", m->source);
+    if (!s.base) {
+        gm_reach_free(reach_join(&s.ahead));
+        return gm_error_set(c->err, GM_ERR_NOMEM, "%s: lint: out of memory", m->source);
+    }
     size_t total = 0;
     for (size_t t = 0; t < n; t++) {
         s.base[t] = total;
@@ -225,6 +266,7 @@ gm_status gm_lint_verify(gm_pass_ctx *c, const gm_graph *g, unsigned flags, gm_l
     }
     if (s.reach) gm_reach_get_stats(s.reach, &s.stats.reach);
     gm_reach_free(s.reach);
+    gm_reach_free(reach_join(&s.ahead)); /* built for nothing: no output needed an order check */
     gm_free(s.types);
     gm_free(s.base);
     if (stats) *stats = s.stats;
