@@ -580,6 +580,38 @@ static void test_error_inputs(void **state)
         NULL);
 }
 
+/* The reader connects an input naming a node given before it at once, and leaves the others to
+ * finalize: a producer's consumers still stand in the order of the file (a consumer given
+ * before its producer first), and what is wrong with an input is told as before — an index
+ * the earlier node does not have, a node that names itself (a cycle, not a missing output). */
+static void test_inputs_connected_in_order(void **state)
+{
+    (void)state;
+    const char *text = MODEL("{\"name\": \"a\", \"type\": \"Relu\", \"inputs\": [\"p:0\"], \"outputs\": [{}]},"
+                             "{\"name\": \"p\", \"type\": \"Data\", \"outputs\": [{}]},"
+                             "{\"name\": \"b\", \"type\": \"Add\", \"inputs\": [\"p:0\", \"p:0\"], \"outputs\": [{}]},"
+                             "{\"name\": \"c\", \"type\": \"Relu\", \"inputs\": [\"p:0\"], \"outputs\": [{}]},"
+                             "{\"name\": \"d\", \"type\": \"Add\", \"inputs\": [\"c:0\", \"a:0\"], \"outputs\": [{}]}");
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "t.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    const gm_node *p = gm_model_find_node(m, "p");
+    static const char *const want[][2] = {{"a", "0"}, {"b", "0"}, {"b", "1"}, {"c", "0"}};
+    assert_int_equal(gm_node_consumer_count(p, 0), 4);
+    for (size_t j = 0; j < 4; j++) {
+        int32_t idx = -1;
+        assert_string_equal(gm_node_name(gm_node_consumer(p, 0, j, &idx)), want[j][0]);
+        assert_int_equal(idx, atoi(want[j][1]));
+    }
+    int32_t si = -1;
+    assert_ptr_equal(gm_node_input(gm_model_find_node(m, "d"), 1, &si), gm_model_find_node(m, "a"));
+    gm_model_free(m);
+
+    ERR(MODEL("{\"name\": \"a\", \"type\": \"Data\", \"outputs\": [{}]}," NODE(", \"inputs\": [\"a:1\"]")),
+        "t.json: graph 'root': node 'n': input 0 'a:1': output index out of range (node 'a' has 1 output)", NULL, NULL);
+    ERR(MODEL(NODE(", \"inputs\": [\"n:0\"], \"outputs\": [{}]")), "node 'n' is on a cycle", NULL, NULL);
+}
+
 static void test_error_attrs(void **state)
 {
     (void)state;
@@ -1225,6 +1257,7 @@ int main(void)
         cmocka_unit_test(test_error_keys_and_types),
         cmocka_unit_test(test_error_desc_values),
         cmocka_unit_test(test_error_inputs),
+        cmocka_unit_test(test_inputs_connected_in_order),
         cmocka_unit_test(test_error_attrs),
         cmocka_unit_test(test_split_scan),
         cmocka_unit_test(test_split_empty_and_absent_nodes),

@@ -329,7 +329,7 @@ static gm_status read_input(jr *r, const jplace *place, gm_node *n, size_t i, co
     if (!src) return gm_jr_oom(r);
     memcpy(src, s, plen);
     src[plen] = '\0';
-    gm_status st = gm_node_add_input_by_name(n, src, (int32_t)idx);
+    gm_status st = gm_node_add_input_early(n, src, (int32_t)idx);
     if (src != small) gm_free(src);
     return st == GM_OK ? GM_OK : gm_jr_oom(r);
 }

@@ -161,7 +161,7 @@ static gm_status resolve_inputs(gm_node *n, gm_error *err)
                                 PLACE_FMT ": input %u '%s:%d': output index out of range (node '%s' has %u output%s)",
                                 PLACE(n), i, p->name, s->src_index, p->name, p->n_out, p->n_out == 1 ? "" : "s");
         }
-        if (gm_out_add_use(&p->out[s->src_index], n, (int32_t)i) != GM_OK) return oom(m, err);
+        if (gm_out_insert_use(&p->out[s->src_index], n, (int32_t)i) != GM_OK) return oom(m, err);
         s->src = p;
         gm_free(s->src_name);
         s->src_name = NULL;

@@ -167,6 +167,9 @@ gm_status gm_attr_list_clone(gm_attr **dst, const gm_attr *src);
 
 /* Consumer-list maintenance (edges). */
 gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index);
+/* The same in (consumer position, input) order: finalize's resolution of an input named before
+ * its producer, among the uses gm_node_add_input_early made (all of later consumers). */
+gm_status gm_out_insert_use(gm_out_slot *o, gm_node *node, int32_t index);
 bool gm_out_remove_use(gm_out_slot *o, const gm_node *node, int32_t index);
 
 void gm_node_free(gm_node *n);
@@ -180,6 +183,11 @@ gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, cons
 #define GM_ORDER_KEY_GAP 4096
 /* Appends an unconnected input slot with a default desc. */
 gm_status gm_ir_node_push_input(gm_node *n);
+/* gm_node_add_input_by_name for a reader that gives nodes in order: an input naming a node
+ * already complete in n's graph, with that output, is connected at once (no name kept, no
+ * lookup at finalize); anything else keeps the name for finalize, which tells what is wrong
+ * there as before. The uses end in the order finalize alone would give them. */
+gm_status gm_node_add_input_early(gm_node *n, const char *src, int32_t src_index);
 /* Frees the dead nodes and drops them from their graphs' lists. */
 void gm_model_compact(gm_model *m);
 /* "file: graph 'g': node 'n'" prefix used in every IR error. */

@@ -61,6 +61,21 @@ gm_status gm_out_add_use(gm_out_slot *o, gm_node *node, int32_t index)
     return GM_OK;
 }
 
+gm_status gm_out_insert_use(gm_out_slot *o, gm_node *node, int32_t index)
+{
+    /* uses stand in (position, input) order; one named before its producer goes before the
+     * uses the reader resolved already, which all come after the producer */
+    uint32_t j = o->n_uses;
+    while (j > 0 && (o->uses[j - 1].node->given_pos > node->given_pos ||
+                     (o->uses[j - 1].node == node && o->uses[j - 1].index > index)))
+        j--;
+    gm_status st = gm_out_add_use(o, node, index);
+    if (st != GM_OK || j == o->n_uses - 1) return st;
+    memmove(&o->uses[j + 1], &o->uses[j], (o->n_uses - 1 - j) * sizeof *o->uses);
+    o->uses[j] = (gm_use){node, index};
+    return GM_OK;
+}
+
 bool gm_out_remove_use(gm_out_slot *o, const gm_node *node, int32_t index)
 {
     for (uint32_t i = 0; i < o->n_uses; i++) {
@@ -433,6 +448,30 @@ gm_status gm_node_add_input_by_name(gm_node *n, const char *src, int32_t src_ind
     n->in[n->n_in - 1].src_name = s;
     n->in[n->n_in - 1].src_index = s ? src_index : 0;
     n->graph->model->resolved = false;
+    return GM_OK;
+}
+
+gm_status gm_node_add_input_early(gm_node *n, const char *src, int32_t src_index)
+{
+    const gm_graph *g = n->graph;
+    gm_node *p = NULL;
+    if (src && *src) {
+        /* the node given just before n: a chain in order, and no hash lookup */
+        gm_node *before = g->nodes.n >= 2 && g->nodes.v[g->nodes.n - 1] == n ? g->nodes.v[g->nodes.n - 2] : NULL;
+        p = before && !strcmp(before->name, src) ? before : gm_strmap_get(&g->model->node_by_name, src);
+    }
+    /* Anything finalize would question (an unknown node, another graph, an index out of range)
+     * and n itself (whose outputs are not read yet) keep the name: finalize tells it, in order. */
+    if (!p || p == n || p->graph != g || src_index < 0 || (uint32_t)src_index >= p->n_out)
+        return gm_node_add_input_by_name(n, src, src_index);
+    if (gm_ir_node_push_input(n) != GM_OK) return GM_ERR_NOMEM;
+    uint32_t i = n->n_in - 1;
+    if (gm_out_add_use(&p->out[src_index], n, (int32_t)i) != GM_OK) {
+        n->n_in--;
+        return GM_ERR_NOMEM;
+    }
+    n->in[i].src = p;
+    n->in[i].src_index = src_index;
     return GM_OK;
 }
 
