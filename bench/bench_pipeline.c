@@ -8,7 +8,8 @@
  *              table, and the passes leave it to the planner when it still describes the graph
  *   symbols    GE's symbol table of the graph after the passes: the one they left (taking it
  *              costs nothing), else built here, as `graphmem plan` would in "lifetimes"
- *   lifetimes  the planner: symbols, happens-before, lifetimes, the lower bound
+ *   lifetimes  the planner: happens-before (and the symbol table, when none was handed over),
+ *              lifetimes, the lower bound
  *   packing    the planner: the packers (GE's strategies skipped where they cannot win)
  *   verify     the planner: the independent in-process verification of the plan
  *   free       releasing the plan and the model

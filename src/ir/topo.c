@@ -18,6 +18,7 @@
 
 #include "ir/ir.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 
 /* ---- a binary min-heap of node positions, ordered by (order_key, position) ---- */
 
@@ -117,6 +118,39 @@ static int cmp_key_pos(const void *a, const void *b)
     return (x->given_pos > y->given_pos) - (x->given_pos < y->given_pos);
 }
 
+/* Does every edge out of sorted[from, to) point forward (to a higher rank)? */
+static bool edges_forward(gm_node *const *sorted, const uint32_t *rank, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        const gm_node *x = sorted[i];
+        for (uint32_t k = 0; k < x->n_out; k++)
+            for (uint32_t j = 0; j < x->out[k].n_uses; j++)
+                if (rank[x->out[k].uses[j].node->given_pos] <= i) return false;
+        for (uint32_t j = 0; j < x->ctrl_out.n; j++)
+            if (rank[x->ctrl_out.v[j]->given_pos] <= i) return false;
+    }
+    return true;
+}
+
+/* The edge check of a big graph in parts side by side: it only reads, and it is most of a
+ * re-sort that finds the order standing (a million-node root after each pass that inserts). */
+enum { EDGES_APART = 65536 };
+
+typedef struct edge_parts {
+    gm_node *const *sorted;
+    const uint32_t *rank;
+    uint32_t n;
+    bool ok[GM_PARALLEL_MAX];
+} edge_parts;
+
+static void check_edges_part(void *ctx, unsigned part, unsigned parts)
+{
+    edge_parts *e = ctx;
+    size_t b, end;
+    gm_parallel_share(e->n, part, parts, &b, &end);
+    e->ok[part] = edges_forward(e->sorted, e->rank, (uint32_t)b, (uint32_t)end);
+}
+
 /* The nodes in (key, position) order into sorted[], if that order is topological (rank is
  * scratch of n entries). False: an edge points backwards, or no memory for the tail. */
 static bool sort_by_key(const gm_graph *g, gm_node **sorted, uint32_t *rank)
@@ -135,14 +169,11 @@ static bool sort_by_key(const gm_graph *g, gm_node **sorted, uint32_t *rank)
         sorted[i] = b == n - p || (a < p && v[a]->order_key <= tail[b]->order_key) ? v[a++] : tail[b++];
     gm_free(tail);
     for (uint32_t i = 0; i < n; i++) rank[sorted[i]->given_pos] = i;
-    for (uint32_t i = 0; i < n; i++) {
-        const gm_node *x = sorted[i];
-        for (uint32_t k = 0; k < x->n_out; k++)
-            for (uint32_t j = 0; j < x->out[k].n_uses; j++)
-                if (rank[x->out[k].uses[j].node->given_pos] <= i) return false;
-        for (uint32_t j = 0; j < x->ctrl_out.n; j++)
-            if (rank[x->ctrl_out.v[j]->given_pos] <= i) return false;
-    }
+    edge_parts e = {sorted, rank, n, {false}};
+    const unsigned parts = n >= EDGES_APART ? gm_parallel_parts(0, 2) : 1;
+    gm_parallel_run(parts, check_edges_part, &e);
+    for (unsigned k = 0; k < parts; k++)
+        if (!e.ok[k]) return false;
     return true;
 }
 
