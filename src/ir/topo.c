@@ -310,9 +310,12 @@ gm_status gm_model_toposort(gm_model *m, gm_error *err)
         /* A known graph stays known unless a node new since the last sort is not (a million-node
          * graph is not walked again for the copy a pass inserted); an unknown one may have lost
          * its unknown node: ask again. */
-        for (uint32_t i = g->sorted_n; g->known_shape == 1 && i < g->nodes.n; i++)
-            if (!gm_node_outputs_known(g->nodes.v[i])) g->known_shape = 0;
-        if (g->known_shape == 0) g->known_shape = -1;
+        if (g->known_shape == 1) {
+            for (uint32_t i = g->sorted_n; g->known_shape == 1 && i < g->nodes.n; i++)
+                if (!gm_node_outputs_known(g->nodes.v[i])) g->known_shape = 0;
+        } else if (g->known_shape == 0) {
+            g->known_shape = -1;
+        }
         gm_status st = sort_graph(g, err);
         if (st != GM_OK) return st;
         g->sorted_n = g->nodes.n;

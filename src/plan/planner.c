@@ -476,7 +476,11 @@ static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_sy
                               gm_hb **hb, gm_error *err)
 {
     tables_job j = {.m = m};
-    if (gm_symbols_current(given, m)) {
+    if (!gm_symbols_current(given, m)) { /* built again below: let the stale one go first */
+        gm_symbols_free(given);
+        given = NULL;
+    }
+    if (given) {
         gm_error_clear(&j.err[1]);
         j.s = given;
         j.st[1] = gm_hb_build(m, &j.hb, &j.err[1]);
@@ -486,7 +490,6 @@ static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_sy
         build_table(&j, 0, 1);
         if (j.st[0] == GM_OK) build_table(&j, 1, 1);
     }
-    if (j.s != given) gm_symbols_free(given);
     for (int k = 0; k < 2; k++)
         if (j.st[k] != GM_OK) {
             if (err) *err = j.err[k];
