@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "graphmem/io.h"
+#include "io/json_emit.h"
 #include "io/json_split.h"
 #include "util/alloc.h"
 
@@ -578,6 +579,54 @@ static void test_error_inputs(void **state)
     ERR(MODEL(NODE(", \"input_descs\": [{}]")), "'input_descs' has 1 entries but the node has 0 inputs", NULL, NULL);
     ERR(MODEL(NODE(", \"outputs\": [{}], \"output_names\": [\"y\", \"z\"]")), "'output_names' has 2 entries", NULL,
         NULL);
+}
+
+/* The emitter shows a reader on another thread how far its text is final (json_emit.h): every
+ * GM_JW_SHOW_EVERY bytes and, let go as done, all of it; before its buffer moves it lets the
+ * reader go instead, and the reader is told so under the lock. */
+static void test_jw_reader_shown_and_let_go(void **state)
+{
+    (void)state;
+    for (int move = 0; move < 2; move++) {
+        gm_jw_reader rd;
+        memset(&rd, 0, sizeof rd);
+        assert_int_equal(pthread_mutex_init(&rd.lock, NULL), 0);
+        atomic_init(&rd.shown, 0);
+        atomic_init(&rd.done, false);
+        gm_jw w = {.wrap_depth = 2};
+        const size_t total = 3 * GM_JW_SHOW_EVERY;
+        assert_true(gm_jw_room(&w, move ? 64 : total + 64));
+        gm_jw_attach(&w, &rd);
+        assert_ptr_equal(rd.buf, w.buf);
+        size_t seen = 0;
+        bool grew = false;
+        for (size_t k = 0; k < total / 16; k++) {
+            gm_jw_put(&w, "0123456789abcdef", 16);
+            size_t now = atomic_load(&rd.shown);
+            assert_true(now >= seen && now <= w.len); /* never ahead of the text, never back */
+            seen = now;
+            grew |= rd.buf != w.buf;
+        }
+        assert_int_equal(w.len, total);
+        if (move) {
+            /* the buffer moved at once: the reader was let go, shown nothing more, not done */
+            assert_true(grew);
+            assert_true(rd.moving);
+            assert_null(w.reader);
+            assert_int_equal(atomic_load(&rd.shown), 0);
+        } else {
+            assert_false(rd.moving);
+            assert_true(seen >= total - GM_JW_SHOW_EVERY);
+            gm_jw_detach(&w, true);
+            assert_int_equal(atomic_load(&rd.shown), total);
+            assert_true(atomic_load(&rd.done));
+        }
+        gm_jw_detach(&w, true); /* let go already: nothing */
+        assert_int_equal(atomic_load(&rd.done), !move);
+        gm_jw_done(&w);
+        gm_free(w.buf);
+        pthread_mutex_destroy(&rd.lock);
+    }
 }
 
 /* The reader connects an input naming a node given before it at once, and leaves the others to
@@ -1258,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_error_desc_values),
         cmocka_unit_test(test_error_inputs),
         cmocka_unit_test(test_inputs_connected_in_order),
+        cmocka_unit_test(test_jw_reader_shown_and_let_go),
         cmocka_unit_test(test_error_attrs),
         cmocka_unit_test(test_split_scan),
         cmocka_unit_test(test_split_empty_and_absent_nodes),

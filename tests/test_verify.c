@@ -593,6 +593,67 @@ static void test_split_scan_paths(void **state)
     gm_json_split_free(&sp);
 }
 
+/* Two splits found the same arrays and element ends. */
+static void assert_same_split(const gm_json_split *a, const gm_json_split *b)
+{
+    assert_int_equal(a->n_arrays, b->n_arrays);
+    for (size_t i = 0; i < a->n_arrays; i++) {
+        assert_int_equal(a->arrays[i].open, b->arrays[i].open);
+        assert_int_equal(a->arrays[i].close, b->arrays[i].close);
+        assert_int_equal(a->arrays[i].first, b->arrays[i].first);
+        assert_int_equal(a->arrays[i].count, b->arrays[i].count);
+        assert_int_equal(a->arrays[i].path, b->arrays[i].path);
+    }
+    assert_int_equal(a->n_ends, b->n_ends);
+    if (a->n_ends) assert_memory_equal(a->ends, b->ends, a->n_ends * sizeof *a->ends);
+    assert_int_equal(a->removed, b->removed);
+}
+
+/* The scan in steps (the planner's, following the writer: verify_follow.c) stops at any byte,
+ * inside a string, a key, an escape, and goes on from there, also in a copy of the text (the
+ * writer's buffer moves): every way of cutting the text gives the one-go scan's answer. */
+static void test_split_scan_in_steps(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"symbols", "order", "summary/lower_bound_witness"};
+    char *texts[] = {
+        q("{'x':{'symbols':[1,2]},'summary':{'a':[0],'lower_bound_witness':['A', 'B']},"
+          "'symbols':[{'id':'A','anchors':[]} , {'id':'B,]'}],'order':[],'z':[{'order':[5]}]}"),
+        strdup("{\"symbols\":[{\"id\":\"B\\\\\"},{\"id\":\"q\\\"],\"}, 7]}"),
+        strdup("{\"sym\\u0062ols\":[1]}"),
+        strdup("{\"order\":[\"a\",\"b\""),
+        strdup("{\"order\":[\"a\"]]}"),
+    };
+    for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+        const char *x = texts[t];
+        size_t len = strlen(x);
+        gm_json_split whole = {0};
+        gm_json_split_result want = gm_json_split_scan_paths(x, len, paths, 3, &whole);
+        for (size_t step = 1; step <= len; step++) {
+            gm_json_split_scanner sc;
+            assert_true(gm_json_split_scanner_init(&sc, paths, 3));
+            gm_json_split got = {0};
+            gm_json_split_result r = GM_JSON_SPLIT_MORE;
+            char *copy = NULL;
+            for (size_t upto = step; r == GM_JSON_SPLIT_MORE; upto = upto + step < len ? upto + step : len) {
+                if (upto >= len / 2 && !copy) copy = strdup(x); /* the text moved half way */
+                r = gm_json_split_scanner_run(&sc, copy ? copy : x, upto, upto == len, &got);
+                if (upto == len) break;
+            }
+            assert_int_equal(r, want);
+            if (want == GM_JSON_SPLIT_OK) assert_same_split(&got, &whole);
+            gm_json_split_free(&got);
+            free(copy);
+        }
+        gm_json_split_free(&whole);
+        free(texts[t]);
+    }
+    /* paths the one-go scan gives up on, the scanner refuses */
+    gm_json_split_scanner sc;
+    static const char *const bad[] = {"a//b"};
+    assert_false(gm_json_split_scanner_init(&sc, bad, 1));
+}
+
 /* s with its first `from` replaced by `to` (malloc'd). */
 static char *replaced(const char *s, const char *from, const char *to)
 {
@@ -809,6 +870,18 @@ static void test_big_plan_two_groups(void **state)
     if (gm_plan_build(m, NULL, &p, &err) != GM_OK) fail_msg("%s", err.message);
     assert_true(p->n_symbols > 65536);
     assert_int_equal(p->unresolved, 0);
+    /* the self-check scanned the text on a second thread as it was written (verify_follow.c):
+     * the text is the writer's, byte for byte, and the verifier alone finds it clean */
+    char *again = NULL;
+    size_t again_len = 0;
+    if (gm_plan_write_json(m, p, &again, &again_len, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(again_len, p->text_len);
+    assert_memory_equal(again, p->text, again_len);
+    free(again);
+    gm_plan_verdict clean;
+    if (gm_plan_verify_json(m, p->text, p->text_len, "plan", &clean, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(clean.n_problems, 0);
+    gm_plan_verdict_free(&clean);
     /* every symbol at offset 0 (neighbours in the chain are live together: overlaps), and one
      * symbol 512 bytes long (its tensor no longer fits) */
     char *bad = malloc(p->text_len + 1);
@@ -829,16 +902,36 @@ static void test_big_plan_two_groups(void **state)
     }
     bad[k] = '\0';
     assert_true(shrunk);
+    /* and an anchor naming no node (found as the anchors are resolved, beside the order's first
+     * steps), and an order entry naming no node (found by those steps) */
+    char *at_anchor = strstr(bad, "{\"node\":\"n9\"");
+    assert_non_null(at_anchor);
+    memcpy(at_anchor + 9, "zz", 2);
+    char *at_order = strstr(bad, "\"n7\"");
+    assert_non_null(at_order);
+    assert_true(at_order < strstr(bad, "\"symbols\""));
+    memcpy(at_order + 1, "zz", 2);
     gm_plan_verdict v;
     if (gm_plan_verify_json(m, bad, k, "bad", &v, &err) != GM_OK) fail_msg("%s", err.message);
     assert_int_equal(v.by_kind[GM_PLAN_P_TOO_SMALL], 1);
+    assert_int_equal(v.by_kind[GM_PLAN_P_UNKNOWN_ANCHOR], 1);
+    assert_int_equal(v.by_kind[GM_PLAN_P_BAD_ORDER], 2); /* names no node; leaves one out */
     assert_true(v.by_kind[GM_PLAN_P_OVERLAP] > 0);
     size_t total = 0;
     for (int kind = 0; kind < GM_PLAN_P_KIND_COUNT; kind++) total += v.by_kind[kind];
     assert_int_equal(v.n_problems + v.dropped, total);
-    assert_true(v.n_problems > 1);
-    assert_int_equal(v.problems[0].kind, GM_PLAN_P_TOO_SMALL); /* the first group's, first */
-    for (size_t i = 1; i < v.n_problems; i++) assert_int_equal(v.problems[i].kind, GM_PLAN_P_OVERLAP);
+    assert_true(v.n_problems > 4);
+    /* as one thread would tell them: the anchors' resolution, the first group (the size), then
+     * the second (the order, then its overlaps) */
+    assert_int_equal(v.problems[0].kind, GM_PLAN_P_UNKNOWN_ANCHOR);
+    size_t small = 0, first_order = 0;
+    for (size_t i = 0; i < v.n_problems; i++) {
+        if (v.problems[i].kind == GM_PLAN_P_TOO_SMALL) small = i;
+        if (v.problems[i].kind == GM_PLAN_P_BAD_ORDER && !first_order) first_order = i;
+    }
+    assert_true(small > 0 && first_order > small);
+    assert_int_equal(v.problems[first_order + 1].kind, GM_PLAN_P_BAD_ORDER);
+    for (size_t i = first_order + 2; i < v.n_problems; i++) assert_int_equal(v.problems[i].kind, GM_PLAN_P_OVERLAP);
     /* The symbols are read in parts side by side when each is written as the planner writes
      * it; one id spelled with an escape (the same id) sends the whole array to the one-thread
      * reading: the same verdict, problem for problem. */
@@ -924,6 +1017,7 @@ int main(void)
         cmocka_unit_test(test_bad_order),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_big_plan_two_groups),
+        cmocka_unit_test(test_split_scan_in_steps),
         cmocka_unit_test(test_sweep_orders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,12 +11,46 @@
 #include "util/alloc.h"
 #include "util/utf8.h"
 
+static void stop_reader(gm_jw *w)
+{
+    pthread_mutex_lock(&w->reader->lock);
+    w->reader->moving = true;
+    pthread_mutex_unlock(&w->reader->lock);
+    w->reader = NULL;
+}
+
+void gm_jw_attach(gm_jw *w, gm_jw_reader *r)
+{
+    r->buf = w->buf;
+    w->reader = r;
+    w->shown = w->len;
+    atomic_store_explicit(&r->shown, w->len, memory_order_release);
+}
+
+void gm_jw_detach(gm_jw *w, bool done)
+{
+    if (!w->reader) return;
+    if (done && w->st == GM_OK) {
+        atomic_store_explicit(&w->reader->shown, w->len, memory_order_release);
+        atomic_store_explicit(&w->reader->done, true, memory_order_release);
+        w->reader = NULL;
+        return;
+    }
+    stop_reader(w);
+}
+
 bool gm_jw_room(gm_jw *w, size_t n)
 {
     if (w->st != GM_OK) return false;
-    if (w->len + n + 1 > w->cap && gm_grow((void **)&w->buf, 1, w->len + n + 1, &w->cap)) {
-        w->st = GM_ERR_NOMEM;
-        return false;
+    if (w->len + n + 1 > w->cap) {
+        if (w->reader) stop_reader(w); /* the buffer moves */
+        if (gm_grow((void **)&w->buf, 1, w->len + n + 1, &w->cap)) {
+            w->st = GM_ERR_NOMEM;
+            return false;
+        }
+    } else if (w->reader && w->len - w->shown >= GM_JW_SHOW_EVERY) {
+        w->shown = w->len;
+        atomic_store_explicit(&w->reader->shown, w->len, memory_order_release);
     }
     return true;
 }
@@ -260,6 +294,7 @@ void gm_jw_null(gm_jw *w)
 
 void gm_jw_done(gm_jw *w)
 {
+    if (w->reader) stop_reader(w); /* not let go as done: the text may not stay */
     gm_free(w->count);
     w->count = NULL;
 }

@@ -12,9 +12,25 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "graphmem/graph.h"
+
+/* A reader on another thread reading the text as it is written (the planner's verifier scans
+ * the plan's text this way). The writer shows it how far the text is final, every
+ * GM_JW_SHOW_EVERY bytes and at the end; before the buffer moves or is freed, the writer takes
+ * the lock and sets `moving`, and the reader, which reads only under the lock and only while
+ * `moving` is false, reads no more. Nothing here waits for the reader to run at all. */
+typedef struct gm_jw_reader {
+    pthread_mutex_t lock;
+    const char *buf;       /* the text, set when the writer attaches the reader */
+    _Atomic size_t shown;  /* buf[0, shown) is final */
+    atomic_bool done;      /* shown is the whole text */
+    bool moving;           /* under the lock: the buffer is no longer there to read */
+} gm_jw_reader;
+enum { GM_JW_SHOW_EVERY = 256 * 1024 };
 
 typedef struct gm_jw {
     char *buf;          /* gm_malloc'd, NUL-terminated */
@@ -27,7 +43,15 @@ typedef struct gm_jw {
     bool after_key;     /* the next value follows "key": on the same line */
     const gm_model *m;  /* for messages: */
     const char *graph, *node, *what;
+    gm_jw_reader *reader; /* NULL, or the reader following the text (gm_jw_attach) */
+    size_t shown;         /* what the reader was last shown */
 } gm_jw;
+
+/* Attaches r to the text written so far (after the buffer is reserved: the reader lets go at
+ * the first move); gm_jw_detach lets it go for good (before the buffer is freed, or at the end,
+ * marking the text done when it is whole). */
+void gm_jw_attach(gm_jw *w, gm_jw_reader *r);
+void gm_jw_detach(gm_jw *w, bool done);
 
 /* Room for n more bytes and the NUL after them; false (sticky failure) when there is none. */
 bool gm_jw_room(gm_jw *w, size_t n);

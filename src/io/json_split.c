@@ -27,15 +27,11 @@
 
 #include "util/alloc.h"
 
+_Static_assert(GM_JSON_SPLIT_NESTING == CJSON_NESTING_LIMIT, "the scanner gives up where cJSON does");
+
 /* Levels of the path, by nesting depth: inside the root object (1), the outer array (2), one
  * of its element objects (3), the inner array being recorded (4). */
 enum { AT_ROOT = 1, AT_OUTER = 2, AT_ELEMENT = 3, AT_INNER = 4 };
-
-/* The last key seen in an object on the path, and whether the next string there is a key. */
-typedef struct key_state {
-    size_t begin, len; /* raw bytes between the quotes */
-    bool want;
-} key_state;
 
 /* The offset of the quote that ends the string opened at text[open], or len when it never
  * ends. A backslash always takes the next byte with it, so an escaped quote is skipped. */
@@ -55,18 +51,16 @@ static size_t string_end(const char *t, size_t len, size_t open)
     return len;
 }
 
-static bool key_is(const char *t, const key_state *k, const char *want)
+static bool key_is(const char *t, const gm_json_split_key *k, const char *want)
 {
     return k->len == strlen(want) && memcmp(t + k->begin, want, k->len) == 0;
 }
 
-/* Steps *i over the string opening there; when k wants its key, that string is it. False when
- * the string never ends, or a wanted key holds an escape (cJSON compares keys after unescaping,
- * raw bytes only match when unescaped). */
-static bool take_string(const char *text, size_t len, size_t *i, key_state *k)
+/* Steps *i to e, the end of the string opening there; when k wants its key, that string is it.
+ * False when a wanted key holds an escape (cJSON compares keys after unescaping, raw bytes only
+ * match when unescaped). */
+static bool take_string_to(const char *text, size_t *i, size_t e, gm_json_split_key *k)
 {
-    size_t e = string_end(text, len, *i);
-    if (e == len) return false;
     if (k && k->want) {
         if (memchr(text + *i + 1, '\\', e - *i - 1)) return false;
         k->begin = *i + 1;
@@ -75,6 +69,13 @@ static bool take_string(const char *text, size_t len, size_t *i, key_state *k)
     }
     *i = e;
     return true;
+}
+
+/* The same, finding the end; false also when the string never ends. */
+static bool take_string(const char *text, size_t len, size_t *i, gm_json_split_key *k)
+{
+    size_t e = string_end(text, len, *i);
+    return e != len && take_string_to(text, i, e, k);
 }
 
 /* Notes whether the container opening at depth is an object; false past cJSON's nesting. */
@@ -132,10 +133,10 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
     uint8_t is_object[CJSON_NESTING_LIMIT / 8 + 1];
     size_t depth = 0;
     size_t on_path = 0;        /* how many of the open containers are on the path */
-    key_state keys[2] = {{0}}; /* the root object's, the element object's */
+    gm_json_split_key keys[2] = {{0}}; /* the root object's, the element object's */
     /* Where we are, updated when a container opens or closes: in an object on the path (k is
      * its key state), directly in a recorded array (in_inner), or elsewhere. */
-    key_state *k = NULL;
+    gm_json_split_key *k = NULL;
     bool in_inner = false;
 
     for (size_t i = 0; i < len; i++) {
@@ -154,7 +155,8 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
                             (depth == AT_ELEMENT && c == '[' && key_is(text, k, inner));
                 if (step) {
                     on_path++;
-                    if (on_path == AT_ROOT || on_path == AT_ELEMENT) keys[on_path / 2] = (key_state){0, 0, true};
+                    if (on_path == AT_ROOT || on_path == AT_ELEMENT)
+                        keys[on_path / 2] = (gm_json_split_key){0, 0, true};
                     if (on_path == AT_INNER && !record_array(out, i, 0)) return GM_JSON_SPLIT_NOMEM;
                 }
             }
@@ -190,14 +192,8 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
 
 /* ---- arrays at key paths from the root ---------------------------------------------------- */
 
-typedef struct path_keys {
-    const char *key[GM_JSON_SPLIT_MAX_KEYS];
-    size_t len[GM_JSON_SPLIT_MAX_KEYS];
-    size_t n;
-} path_keys;
-
 /* Splits each path at its '/'; false for more paths or keys than allowed, or an empty key. */
-static bool parse_paths(const char *const *paths, size_t n_paths, path_keys *pk)
+static bool parse_paths(const char *const *paths, size_t n_paths, gm_json_split_path_keys *pk)
 {
     if (n_paths > GM_JSON_SPLIT_MAX_PATHS) return false;
     for (size_t p = 0; p < n_paths; p++) {
@@ -216,8 +212,8 @@ static bool parse_paths(const char *const *paths, size_t n_paths, path_keys *pk)
 }
 
 /* The paths of `alive` whose key at `level` is the raw key k. */
-static unsigned paths_with_key(const path_keys *pk, size_t n_paths, unsigned alive, size_t level, const char *t,
-                               const key_state *k)
+static unsigned paths_with_key(const gm_json_split_path_keys *pk, size_t n_paths, unsigned alive, size_t level,
+                               const char *t, const gm_json_split_key *k)
 {
     unsigned m = 0;
     for (size_t p = 0; p < n_paths; p++)
@@ -227,34 +223,47 @@ static unsigned paths_with_key(const path_keys *pk, size_t n_paths, unsigned ali
     return m;
 }
 
+bool gm_json_split_scanner_init(gm_json_split_scanner *sc, const char *const *paths, size_t n_paths)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->n_paths = n_paths;
+    return parse_paths(paths, n_paths, sc->pk);
+}
+
 /* The same walk as gm_json_split_scan; the open containers on the path are the root object
  * (level 0), the objects at its keys down a path (levels 1..), and last, when one is being
- * recorded, an array at a path's end. alive[l] holds the paths still possible at level l. */
-gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, const char *const *paths,
-                                              size_t n_paths, gm_json_split *out)
+ * recorded, an array at a path's end. alive[l] holds the paths still possible at level l.
+ * The walk's place lives in the scanner, so that it can stop where the text written so far ends
+ * and go on when there is more: the only token longer than a byte it takes whole is a string,
+ * and a string not yet ended is looked at again from its quote. */
+gm_json_split_result gm_json_split_scanner_run(gm_json_split_scanner *sc, const char *text, size_t upto, bool final,
+                                               gm_json_split *out)
 {
-    path_keys pk[GM_JSON_SPLIT_MAX_PATHS];
-    if (!parse_paths(paths, n_paths, pk)) return GM_JSON_SPLIT_GIVE_UP;
-    uint8_t is_object[CJSON_NESTING_LIMIT / 8 + 1];
-    size_t depth = 0, on_path = 0;
-    key_state keys[GM_JSON_SPLIT_MAX_KEYS + 1] = {{0}};
-    unsigned alive[GM_JSON_SPLIT_MAX_KEYS + 1] = {0};
-    bool recording = false; /* the deepest container on the path is a recorded array */
-    key_state *k = NULL;
+    const gm_json_split_path_keys *pk = sc->pk;
+    const size_t n_paths = sc->n_paths;
+    size_t depth = sc->depth, on_path = sc->on_path;
+    bool recording = sc->recording;
+    gm_json_split_key *keys = sc->keys;
+    unsigned *alive = sc->alive;
+    gm_json_split_key *k = sc->k_level ? &keys[sc->k_level - 1] : NULL;
+    size_t i = sc->at;
 
-    for (size_t i = 0; i < len; i++) {
+    for (; i < upto; i++) {
         unsigned char c = (unsigned char)text[i];
         switch (c) {
-        case '"':
-            if (!take_string(text, len, &i, k)) return GM_JSON_SPLIT_GIVE_UP;
+        case '"': {
+            size_t e = string_end(text, upto, i);
+            if (e == upto && !final) goto more; /* not all written yet */
+            if (e == upto || !take_string_to(text, &i, e, k)) return GM_JSON_SPLIT_GIVE_UP;
             continue;
+        }
         case '{':
         case '[':
-            if (!open_container(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
+            if (!open_container(sc->is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (depth == 0 && c == '{') {
                 on_path = 1;
                 alive[0] = n_paths ? (unsigned)((1ull << n_paths) - 1) : 0;
-                keys[0] = (key_state){0, 0, true};
+                keys[0] = (gm_json_split_key){0, 0, true};
             } else if (k && depth == on_path) {
                 /* a value directly in an object on the path, k its key */
                 size_t level = depth - 1;
@@ -270,7 +279,7 @@ gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, cons
                     if ((m >> p & 1) && pk[p].n > level + 1) deeper |= 1u << p;
                 if (deeper) {
                     alive[level + 1] = deeper;
-                    keys[level + 1] = (key_state){0, 0, true};
+                    keys[level + 1] = (gm_json_split_key){0, 0, true};
                     on_path++;
                 }
             }
@@ -280,7 +289,7 @@ gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, cons
         case ']':
             if (depth == 0) return GM_JSON_SPLIT_GIVE_UP;
             depth--;
-            if (!closes(is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
+            if (!closes(sc->is_object, depth, c)) return GM_JSON_SPLIT_GIVE_UP;
             if (on_path == depth + 1) {
                 if (recording && !close_array(out, text, i)) return GM_JSON_SPLIT_NOMEM;
                 recording = false;
@@ -300,7 +309,22 @@ gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, cons
         }
         k = depth == on_path && depth > 0 && !recording ? &keys[depth - 1] : NULL;
     }
-    return depth == 0 ? GM_JSON_SPLIT_OK : GM_JSON_SPLIT_GIVE_UP;
+    if (final) return depth == 0 ? GM_JSON_SPLIT_OK : GM_JSON_SPLIT_GIVE_UP;
+more:
+    sc->at = i;
+    sc->depth = depth;
+    sc->on_path = on_path;
+    sc->recording = recording;
+    sc->k_level = k ? (size_t)(k - keys) + 1 : 0;
+    return GM_JSON_SPLIT_MORE;
+}
+
+gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, const char *const *paths,
+                                              size_t n_paths, gm_json_split *out)
+{
+    gm_json_split_scanner sc;
+    if (!gm_json_split_scanner_init(&sc, paths, n_paths)) return GM_JSON_SPLIT_GIVE_UP;
+    return gm_json_split_scanner_run(&sc, text, len, true, out);
 }
 
 void gm_json_split_element(const gm_json_split *s, const gm_json_array_split *a, size_t i, size_t *begin,

@@ -6,7 +6,9 @@
 #ifndef GM_JSON_SPLIT_H
 #define GM_JSON_SPLIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One array found on the path: text[open] == '[' and text[close] == ']'. Element i is the text
  * between the comma (or the '[') before it and gm_json_split.ends[first + i] (the comma after
@@ -30,6 +32,7 @@ typedef enum gm_json_split_result {
     GM_JSON_SPLIT_OK,
     GM_JSON_SPLIT_GIVE_UP, /* read the text as one: the split could not be trusted */
     GM_JSON_SPLIT_NOMEM,
+    GM_JSON_SPLIT_MORE, /* gm_json_split_scanner_run: the text so far is scanned, more is to come */
 } gm_json_split_result;
 
 /* Records every array at the path root object -> key `outer` (an array) -> any object element
@@ -43,6 +46,8 @@ gm_json_split_result gm_json_split_scan(const char *text, size_t len, const char
 
 /* At most this many paths, of at most this many keys, for gm_json_split_scan_paths. */
 enum { GM_JSON_SPLIT_MAX_PATHS = 8, GM_JSON_SPLIT_MAX_KEYS = 4 };
+/* cJSON's nesting limit, past which the scans give up (checked against it in json_split.c). */
+enum { GM_JSON_SPLIT_NESTING = 1000 };
 
 /* Records every array at one of `paths` (n_paths of them), in document order, empty ones too,
  * each tagged with its path's number. A path is a chain of object keys from the root object,
@@ -53,6 +58,43 @@ enum { GM_JSON_SPLIT_MAX_PATHS = 8, GM_JSON_SPLIT_MAX_KEYS = 4 };
  * zeroed; free it with gm_json_split_free whatever the result. */
 gm_json_split_result gm_json_split_scan_paths(const char *text, size_t len, const char *const *paths,
                                               size_t n_paths, gm_json_split *out);
+
+/* The same scan in steps, over a text that is still being written (the planner scans its plan
+ * on another thread as it writes it): each run goes as far as `upto` and keeps its place.
+ *
+ *     gm_json_split_scanner sc;
+ *     if (!gm_json_split_scanner_init(&sc, paths, n)) -> give up
+ *     while ((r = gm_json_split_scanner_run(&sc, text, written, done, &out)) == GM_JSON_SPLIT_MORE) ...
+ *
+ * A run with `final` false answers GM_JSON_SPLIT_MORE when it reached `upto` (a string not yet
+ * closed there is read again from its quote next time); with `final` true, `upto` is the whole
+ * length and the answer is gm_json_split_scan_paths's. text[0, upto) must not change between
+ * runs; the text itself may move (the scanner keeps offsets). */
+typedef struct gm_json_split_key {
+    size_t begin, len; /* the last key seen in an object on the path: raw bytes between the quotes */
+    bool want;         /* the next string there is a key */
+} gm_json_split_key;
+typedef struct gm_json_split_path_keys {
+    const char *key[GM_JSON_SPLIT_MAX_KEYS];
+    size_t len[GM_JSON_SPLIT_MAX_KEYS];
+    size_t n;
+} gm_json_split_path_keys;
+typedef struct gm_json_split_scanner {
+    gm_json_split_path_keys pk[GM_JSON_SPLIT_MAX_PATHS];
+    size_t n_paths;
+    size_t at;                 /* the next byte to look at */
+    size_t depth, on_path;
+    bool recording;
+    size_t k_level;            /* 1 + the level whose key state is current; 0: none */
+    gm_json_split_key keys[GM_JSON_SPLIT_MAX_KEYS + 1];
+    unsigned alive[GM_JSON_SPLIT_MAX_KEYS + 1];
+    uint8_t is_object[GM_JSON_SPLIT_NESTING / 8 + 1];
+} gm_json_split_scanner;
+
+/* False for paths gm_json_split_scan_paths gives up on. */
+bool gm_json_split_scanner_init(gm_json_split_scanner *sc, const char *const *paths, size_t n_paths);
+gm_json_split_result gm_json_split_scanner_run(gm_json_split_scanner *sc, const char *text, size_t upto, bool final,
+                                               gm_json_split *out);
 
 /* [*begin, *end) of element i of array a. */
 void gm_json_split_element(const gm_json_split *s, const gm_json_array_split *a, size_t i, size_t *begin,

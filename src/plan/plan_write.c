@@ -214,12 +214,19 @@ static void write_inserted(gm_jw *w, const gm_pass_report *r)
 
 gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, size_t *len, gm_error *err)
 {
+    return gm_plan_write_json_read(m, p, text, len, NULL, err);
+}
+
+gm_status gm_plan_write_json_read(const gm_model *m, const gm_plan *p, char **text, size_t *len,
+                                  gm_jw_reader *reader, gm_error *err)
+{
     *text = NULL;
     if (len) *len = 0;
     gm_jw w = {.m = m, .wrap_depth = 2};
     /* room for the whole text at once (a guess from the counts; it grows as usual past it):
      * growing a buffer of hundreds of megabytes by doubling copied it each time */
     gm_jw_room(&w, 4096 + 48 * gm_model_node_count(m) + 320 * p->n_symbols);
+    if (reader && w.st == GM_OK) gm_jw_attach(&w, reader);
     gm_jw_open(&w, '{');
     gm_jw_kv_int(&w, "graphmem_plan", 1);
     gm_jw_kv_str(&w, "model", gm_model_name(m));
@@ -239,6 +246,7 @@ gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, s
     if (gm_plan_write_atomic(&w, p) != GM_OK) w.st = GM_ERR_NOMEM;
     gm_jw_close(&w, '}');
     gm_jw_put(&w, "\n", 1);
+    gm_jw_detach(&w, true);
     gm_jw_done(&w);
     if (w.st != GM_OK) {
         gm_free(w.buf);

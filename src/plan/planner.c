@@ -306,9 +306,7 @@ static gm_status self_check(const gm_model *m, gm_plan *p, gm_plan_verdict *v, g
     summarize(p);
     free(p->text);
     p->text = NULL;
-    gm_status st = gm_plan_write_json(m, p, &p->text, &p->text_len, err);
-    if (st != GM_OK) return st;
-    return gm_plan_verify_json(m, p->text, p->text_len, "planner self-check", v, err);
+    return gm_plan_write_verify(m, p, v, err);
 }
 
 /* Merges the lifetimes of every overlapping pair in v; marks their regions dirty. Returns the

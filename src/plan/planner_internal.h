@@ -7,6 +7,15 @@
 
 #include "graphmem/dsa.h"
 #include "graphmem/plan.h"
+#include "io/json_emit.h"
+
+/* gm_plan_write_json with a reader following the text on another thread (NULL: none): it is
+ * shown the text as it is written and let go, done, at the end (plan_write.c). */
+gm_status gm_plan_write_json_read(const gm_model *m, const gm_plan *p, char **text, size_t *len,
+                                  gm_jw_reader *reader, gm_error *err);
+/* Writes the plan's text into p->text and verifies it; on a big plan with a second core the
+ * verifier's structural scan follows the writing on it (verify_follow.c). *v is filled on GM_OK. */
+gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err);
 
 /* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use],
  * batch labels overlaid (plan_bound.c). GM_ERR_NOMEM on allocation failure. */

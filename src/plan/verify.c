@@ -484,9 +484,11 @@ static void vfy_free(gm_vfy *c)
 
 /* The checks after the reading run in two groups: the anchors, sizes and groups on the calling
  * thread, the order with its overlaps and the bound on another (on big plans; both are about a
- * second at a million symbols). The groups share the read-only result of the reading and write
- * distinct fields (the order's own arrays; per symbol its accesses), and each reports into its
- * own verdict: the second's problems follow the first's, as when they ran one after the other. */
+ * second at a million symbols). The order's first steps (positions, events, clocks) need only
+ * the model and the "order" array, so they run beside the anchors' resolution, before the
+ * groups. The groups share the read-only result of the reading and write distinct fields (the
+ * order's own arrays and scratch; per symbol its accesses), and each reports into its own
+ * verdict: the second's problems follow the first's, as when they ran one after the other. */
 typedef struct check_groups {
     gm_vfy *c;       /* the first group's */
     gm_vfy order;    /* the second's: a copy of *c with its own verdict */
@@ -497,6 +499,21 @@ typedef struct check_groups {
 
 /* Plans with fewer symbols check on one thread (a thread would cost more than it saves). */
 enum { GROUPS_APART = 65536 };
+
+/* Before the groups: the anchors resolved (part 0), the order begun (part 1). */
+static void resolve_group(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    check_groups *g = ctx;
+    if (part == 1) {
+        g->st[1] = gm_vfy_order_begin(&g->order, &g->err);
+        return;
+    }
+    gm_status (*const steps[])(gm_vfy *) = {build_slots, gm_vfy_index_ids, resolve_anchors};
+    g->st[0] = GM_OK;
+    for (size_t i = 0; g->st[0] == GM_OK && i < sizeof steps / sizeof *steps; i++)
+        if (steps[i](g->c) != GM_OK) g->st[0] = GM_ERR_NOMEM;
+}
 
 static void run_group(void *ctx, unsigned part, unsigned parts)
 {
@@ -513,16 +530,28 @@ static void run_group(void *ctx, unsigned part, unsigned parts)
         if (steps[i](g->c) != GM_OK) g->st[0] = GM_ERR_NOMEM;
 }
 
-/* The second group's verdict after the first's; its arrays handed back to be freed with c. */
-static gm_status join_groups(check_groups *g, gm_error *err)
+static void run_phase(check_groups *g, bool apart, gm_parallel_fn fn)
 {
-    gm_vfy *c = g->c;
-    gm_plan_verdict *v = c->v;
-    gm_status st = g->st[0] != GM_OK ? gm_error_set(err, GM_ERR_NOMEM, "out of memory") : GM_OK;
-    if (st == GM_OK && g->st[1] != GM_OK) {
-        st = g->st[1];
-        if (err) *err = g->err;
+    if (apart) {
+        gm_parallel_run(2, fn, g);
+    } else {
+        fn(g, 0, 1);
+        fn(g, 1, 1);
     }
+}
+
+/* The first failure of a phase: the first group's before the second's. */
+static gm_status phase_status(const check_groups *g, gm_error *err)
+{
+    if (g->st[0] != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    if (g->st[1] != GM_OK && err) *err = g->err;
+    return g->st[1];
+}
+
+/* The second group's verdict after the first's; its arrays and scratch freed. */
+static gm_status join_groups(check_groups *g, gm_status st, gm_error *err)
+{
+    gm_plan_verdict *v = g->c->v;
     for (size_t i = 0; st == GM_OK && i < g->v.n_problems; i++) {
         if (v->n_problems >= GM_PLAN_VERDICT_MAX_PROBLEMS) {
             v->dropped++;
@@ -537,9 +566,8 @@ static gm_status join_groups(check_groups *g, gm_error *err)
     for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) v->by_kind[k] += g->v.by_kind[k];
     v->overlap_checks += g->v.overlap_checks;
     gm_plan_verdict_free(&g->v);
-    /* the order's arrays are done with; the scratch it may have grown goes back to c */
     gm_vfy_order_free(&g->order);
-    c->scratch = g->order.scratch, c->cap_scratch = g->order.cap_scratch;
+    gm_free(g->order.scratch);
     return st;
 }
 
@@ -547,33 +575,50 @@ static gm_status check_all(gm_vfy *c, gm_error *err)
 {
     check_groups g = {.c = c, .order = *c};
     g.order.v = &g.v;
+    g.order.scratch = NULL; /* the order's elements are read beside the first group */
+    g.order.cap_scratch = 0;
     gm_error_clear(&g.err);
-    if (c->n_syms >= GROUPS_APART && gm_parallel_parts(0, 2) == 2) {
-        gm_parallel_run(2, run_group, &g);
-    } else {
-        run_group(&g, 0, 1);
-        run_group(&g, 1, 1);
+    const bool apart = c->n_syms >= GROUPS_APART && gm_parallel_parts(0, 2) == 2;
+    run_phase(&g, apart, resolve_group);
+    gm_status st = phase_status(&g, err);
+    if (st == GM_OK) {
+        /* the second group's copy made again, now that the anchors are resolved */
+        gm_vfy begun = g.order;
+        g.order = *c;
+        g.order.v = &g.v;
+        g.order.scratch = begun.scratch;
+        g.order.cap_scratch = begun.cap_scratch;
+        gm_vfy_order_carry(&g.order, &begun);
+        run_phase(&g, apart, run_group);
+        st = phase_status(&g, err);
     }
-    return join_groups(&g, err);
+    return join_groups(&g, st, err);
 }
 
-/* One verification, the text read split (when it allows) or whole. */
+/* The scan done beforehand (gm_vfy_verify_scanned). */
+typedef struct prescan {
+    gm_json_split_result r;
+    gm_json_split *split;
+} prescan;
+
 static gm_status verify_once(const gm_model *m, const char *text, size_t len, const char *src, bool split,
-                             gm_plan_verdict *v, bool *was_split, gm_error *err)
+                             prescan *pre, gm_plan_verdict *v, bool *was_split, gm_error *err)
 {
     memset(v, 0, sizeof *v);
     gm_vfy c;
     memset(&c, 0, sizeof c);
+    if (pre && split) {
+        c.scanned = true;
+        c.scan_result = pre->r;
+        c.split = *pre->split;
+        memset(pre->split, 0, sizeof *pre->split);
+    }
     c.m = m;
     c.src = src;
     c.v = v;
     c.n_nodes = gm_model_node_count(m);
     gm_status st = gm_vfy_read(&c, text, len, split, err);
     *was_split = c.is_split;
-    if (st == GM_OK && build_slots(&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    gm_status (*const steps[])(gm_vfy *) = {gm_vfy_index_ids, resolve_anchors};
-    for (size_t i = 0; st == GM_OK && i < sizeof steps / sizeof *steps; i++)
-        if (steps[i](&c) != GM_OK) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     if (st == GM_OK) st = check_all(&c, err);
     for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
     vfy_free(&c);
@@ -581,8 +626,8 @@ static gm_status verify_once(const gm_model *m, const char *text, size_t len, co
     return st;
 }
 
-gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, const char *source,
-                              gm_plan_verdict *v, gm_error *err)
+static gm_status verify_text(const gm_model *m, const char *text, size_t len, const char *source, prescan *pre,
+                             gm_plan_verdict *v, gm_error *err)
 {
     const char *src = source ? source : "<plan>";
     memset(v, 0, sizeof *v);
@@ -591,9 +636,24 @@ gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, c
         return gm_error_set(err, GM_ERR_INTERNAL, "%s: the model must be finalized (sorted) before verifying",
                             gm_model_source(m));
     bool was_split;
-    gm_status st = verify_once(m, text, len, src, true, v, &was_split, err);
+    gm_status st = verify_once(m, text, len, src, true, pre, v, &was_split, err);
     /* a bad plan is told as the whole reading tells it (verify_read.c says why) */
-    if (st == GM_ERR_INPUT && was_split) st = verify_once(m, text, len, src, false, v, &was_split, err);
+    if (st == GM_ERR_INPUT && was_split) st = verify_once(m, text, len, src, false, NULL, v, &was_split, err);
+    return st;
+}
+
+gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, const char *source,
+                              gm_plan_verdict *v, gm_error *err)
+{
+    return verify_text(m, text, len, source, NULL, v, err);
+}
+
+gm_status gm_vfy_verify_scanned(const gm_model *m, const char *text, size_t len, const char *source,
+                                gm_json_split_result r, gm_json_split *split, gm_plan_verdict *v, gm_error *err)
+{
+    prescan pre = {r, split};
+    gm_status st = verify_text(m, text, len, source, &pre, v, err);
+    gm_json_split_free(split); /* when the model was not sorted, nobody took it */
     return st;
 }
 

@@ -70,6 +70,8 @@ typedef struct gm_vfy {
     cJSON *root;                 /* the whole text's tree, or the skeleton's when split */
     gm_json_split split;
     bool is_split;
+    bool scanned;                /* split already holds the scan's findings, scan_result its answer */
+    gm_json_split_result scan_result;
     gm_vfy_array symbols, order, witness;
     const cJSON *summary;
     char *scratch;               /* a split string element, NUL-terminated */
@@ -105,6 +107,13 @@ typedef struct gm_vfy {
     size_t seen_n, seen_cap;
 } gm_vfy;
 
+/* A scanner for the plan text's big arrays, the ones gm_vfy_read splits (verify_read.c). */
+bool gm_vfy_scanner_init(gm_json_split_scanner *sc);
+/* gm_plan_verify_json on a text that such a scanner has gone through: r is its answer and
+ * *split (taken over and zeroed, whatever the outcome) what it found (verify.c). */
+gm_status gm_vfy_verify_scanned(const gm_model *m, const char *text, size_t len, const char *source,
+                                gm_json_split_result r, gm_json_split *split, gm_plan_verdict *v, gm_error *err);
+
 /* Reads the plan text (whole, or split when `split` and the text allows) into c: regions and
  * symbols now, the order and the witness later through gm_vfy_each. */
 gm_status gm_vfy_read(gm_vfy *c, const char *text, size_t len, bool split, gm_error *err);
@@ -135,7 +144,13 @@ gm_status gm_vfy_problem(gm_vfy *c, gm_plan_problem_kind kind, int32_t a, int32_
 #endif
     ;
 int64_t gm_vfy_anchor_bytes(const gm_node *n, bool out, uint32_t i);
-/* The order, happens-before and overlap checks (the plan's "order": c->order). */
+/* The order, happens-before and overlap checks (the plan's "order": c->order). The first steps,
+ * the planning positions and the events with their clocks, read only the model and the order;
+ * gm_vfy_order_begin runs them alone (before the anchors are resolved, beside them on a big
+ * plan), gm_vfy_order_carry moves what they made into a newer copy of the verifier, and
+ * gm_vfy_order_check runs them when nobody has, then the rest. */
+gm_status gm_vfy_order_begin(gm_vfy *c, gm_error *err);
+void gm_vfy_order_carry(gm_vfy *to, const gm_vfy *from);
 gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err);
 void gm_vfy_order_free(gm_vfy *c);
 /* Does every access of a strictly happen before every access of b? (after gm_vfy_order_check) */

@@ -634,10 +634,30 @@ static gm_status check_overlaps(gm_vfy *c)
     return st;
 }
 
-gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err)
+gm_status gm_vfy_order_begin(gm_vfy *c, gm_error *err)
 {
     gm_status st = build_pos(c, err);
-    if (st == GM_OK) st = build_events(c, err);
+    return st == GM_OK ? build_events(c, err) : st;
+}
+
+void gm_vfy_order_carry(gm_vfy *to, const gm_vfy *from)
+{
+    to->pos = from->pos;
+    to->ev_enter = from->ev_enter;
+    to->ev_exit = from->ev_exit;
+    to->ev_node = from->ev_node;
+    to->ev_stream = from->ev_stream;
+    to->ev_sidx = from->ev_sidx;
+    to->n_ev = from->n_ev;
+    to->n_streams = from->n_streams;
+    to->vc = from->vc;
+    to->last = from->last;
+    to->touched = from->touched;
+}
+
+gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err)
+{
+    gm_status st = c->vc ? GM_OK : gm_vfy_order_begin(c, err);
     if (st != GM_OK) return st;
     if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory");

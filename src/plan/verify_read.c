@@ -504,12 +504,15 @@ static size_t key_count(const cJSON *obj, const char *key)
     return n;
 }
 
+bool gm_vfy_scanner_init(gm_json_split_scanner *sc) { return gm_json_split_scanner_init(sc, k_paths, P_COUNT); }
+
 /* The skeleton's tree in c->root and the split arrays bound to its emptied ones; false (the
  * text then read whole) when the split cannot stand for the text. */
 static bool read_split(gm_vfy *c, gm_status *st, gm_error *err)
 {
     *st = GM_OK;
-    gm_json_split_result r = gm_json_split_scan_paths(c->text, c->len, k_paths, P_COUNT, &c->split);
+    gm_json_split_result r =
+        c->scanned ? c->scan_result : gm_json_split_scan_paths(c->text, c->len, k_paths, P_COUNT, &c->split);
     if (r == GM_JSON_SPLIT_NOMEM) {
         *st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
         return true;
