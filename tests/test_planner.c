@@ -17,6 +17,7 @@
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 #include "random_graph.h"
+#include "analysis/happens_before.h"
 
 /* Every field of every symbol in the plan's text is the plan's own (the writer's fast path
  * and its escaping path both). */
@@ -416,6 +417,107 @@ static void test_passes_symbols_to_planner(void **state)
     }
 }
 
+/* ---- release positions against reachability (src/analysis/happens_before.c) ---- */
+
+/* A random chain of n Relu nodes after one Data node, over 3 streams, each reading an earlier
+ * node and with a few control edges back to earlier nodes (JSON, malloc'd). */
+static char *random_streams_json(uint64_t seed, int n, int (*src)[2], int *stream)
+{
+    rg g = {.state = seed};
+    rg_put(&g, "{\"graphmem\":1,\"name\":\"hb\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+               "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "}");
+    for (int i = 1; i <= n; i++) {
+        stream[i] = rg_pick(&g, 3);
+        src[i][0] = rg_pick(&g, i);                           /* the data input */
+        src[i][1] = i > 2 && rg_pick(&g, 3) == 0 ? 1 + rg_pick(&g, i - 1) : -1; /* a control input */
+        char in[32];
+        if (src[i][0]) snprintf(in, sizeof in, "n%d:0", src[i][0]);
+        else snprintf(in, sizeof in, "x:0");
+        rg_put(&g, ",{\"name\":\"n%d\",\"type\":\"Relu\",\"inputs\":[\"%s\"],\"stream\":%d,", i, in, stream[i]);
+        if (src[i][1] > 0) rg_put(&g, "\"control_inputs\":[\"n%d\"],", src[i][1]);
+        rg_put(&g, F256 "}");
+    }
+    rg_put(&g, "]}]}");
+    return g.buf;
+}
+
+/* The release of a symbol accessed by some nodes is the last position of any node that does
+ * not happen after all of them (happens_before.h); a node happens after another when a path of
+ * data edges, control edges and per-stream program order leads there. The search for each
+ * stream's first node after the accesses (galloping, then halving) must find exactly that, on
+ * accesses whose answer lies next to them and far from them. */
+static void test_release_against_reachability(void **state)
+{
+    (void)state;
+    enum { N = 120 };
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        int src[N + 1][2], stream[N + 1];
+        char *text = random_streams_json(seed, N, src, stream);
+        gm_model *m = NULL;
+        gm_error err;
+        if (gm_model_read_json(text, strlen(text), "hb.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+        free(text);
+        gm_hb *hb = NULL;
+        gm_hb_life *life = NULL;
+        assert_int_equal(gm_hb_build(m, &hb, &err), GM_OK);
+        assert_int_equal(gm_hb_life_new(hb, &life), GM_OK);
+        /* node i of the chain is at model position pos[i] (the reader may not keep file order) */
+        int pos[N + 1];
+        const gm_node *node[N + 1];
+        for (int i = 1; i <= N; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "n%d", i);
+            node[i] = gm_model_find_node(m, name);
+            assert_non_null(node[i]);
+            pos[i] = (int)gm_node_topo_id(node[i]);
+        }
+        /* reach[a][b]: b happens after a (or is a), by the edges alone */
+        static bool reach[N + 1][N + 1];
+        memset(reach, 0, sizeof reach);
+        int by_pos[N + 1];
+        for (int i = 1; i <= N; i++) by_pos[pos[i]] = i; /* x is position 0 */
+        for (int p = N; p >= 1; p--) {
+            int a = by_pos[p];
+            reach[a][a] = true;
+            for (int q = p + 1; q <= N; q++) {
+                int b = by_pos[q];
+                bool direct = src[b][0] == a || src[b][1] == a;
+                if (!direct && stream[b] == stream[a]) { /* the next node of a's stream */
+                    direct = true;
+                    for (int r = p + 1; r < q && direct; r++) direct = stream[by_pos[r]] != stream[a];
+                }
+                if (direct)
+                    for (int c = 1; c <= N; c++) reach[a][c] |= reach[b][c];
+            }
+        }
+        rg pick = {.state = seed * 977};
+        for (int trial = 0; trial < 200; trial++) {
+            int k = 1 + rg_pick(&pick, 3), acc[3];
+            gm_hb_life_reset(life);
+            int last = 0;
+            for (int j = 0; j < k; j++) {
+                acc[j] = 1 + rg_pick(&pick, N);
+                assert_int_equal(gm_hb_life_add(life, node[acc[j]]), GM_OK);
+                if (pos[acc[j]] > last) last = pos[acc[j]];
+            }
+            int want = last;
+            for (int q = last + 1; q <= N; q++) {
+                bool after_all = true;
+                for (int j = 0; j < k; j++) after_all &= reach[acc[j]][by_pos[q]];
+                if (!after_all) want = q;
+            }
+            gm_hb_span sp = gm_hb_life_span(life);
+            if (sp.release != want)
+                fail_msg("seed %llu trial %d: release %lld, reachability says %d", (unsigned long long)seed, trial,
+                         (long long)sp.release, want);
+            assert_int_equal(sp.last, last);
+        }
+        gm_hb_life_free(life);
+        gm_hb_free(hb);
+        gm_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_threads_same_plan),
         cmocka_unit_test(test_text_escapes_and_labels),
         cmocka_unit_test(test_passes_symbols_to_planner),
+        cmocka_unit_test(test_release_against_reachability),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,7 @@
  * that DAG, so one walk gives every event its vector clock: vc[e][s] = the stream-s index of
  * the last stream-s event that reaches e (or e itself), -1 for none. "a reaches b" is then
  * vc[b][stream(a)] >= index(a), and along one stream the clocks only grow, which is what lets
- * gm_hb_life_span find each stream's first event after a symbol by binary search.
+ * gm_hb_life_span find each stream's first event after a symbol by search.
  */
 #include "analysis/happens_before.h"
 
@@ -337,6 +337,29 @@ static bool after_all(const gm_hb_life *l, int32_t e)
     return true;
 }
 
+/* The first of ev[lo, hi) that comes after every access (hi: none). Clocks only grow along a
+ * stream, so the answer splits the range in two; it is mostly a few events past the accesses,
+ * so the search gallops from lo (1, 2, 4 ... events on) before it halves: a few reads near each
+ * other instead of ~20 spread over the stream's events, which on a million nodes come from
+ * memory rather than cache. The same answer as halving [lo, hi) from the start. */
+static size_t first_after_all(const gm_hb_life *l, const int32_t *ev, size_t lo, size_t hi)
+{
+    for (size_t step = 1; lo < hi; step *= 2) {
+        size_t probe = hi - lo > step ? lo + step - 1 : hi - 1;
+        if (after_all(l, ev[probe])) {
+            hi = probe; /* the answer is in [lo, probe] */
+            break;
+        }
+        lo = probe + 1;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (after_all(l, ev[mid])) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
 gm_hb_span gm_hb_life_span(gm_hb_life *l)
 {
     const gm_hb *hb = l->hb;
@@ -356,13 +379,8 @@ gm_hb_span gm_hb_life_span(gm_hb_life *l)
         const int32_t *ev = hb->s_ev + hb->s_off[s];
         size_t cnt = hb->s_off[s + 1] - hb->s_off[s];
         if (!cnt || hb->ev_pos[ev[cnt - 1]] <= sp.release) continue; /* nothing on s could extend it */
-        size_t lo = l->last[s] >= 0 ? (size_t)l->last[s] + 1 : 0, hi = cnt;
-        size_t from = lo;
-        while (lo < hi) { /* first event of s after every access: clocks only grow along s */
-            size_t mid = lo + (hi - lo) / 2;
-            if (after_all(l, ev[mid])) hi = mid;
-            else lo = mid + 1;
-        }
+        size_t from = l->last[s] >= 0 ? (size_t)l->last[s] + 1 : 0;
+        size_t lo = first_after_all(l, ev, from, cnt);
         if (lo > from && hb->ev_pos[ev[lo - 1]] > sp.release) sp.release = hb->ev_pos[ev[lo - 1]];
     }
     return sp;
