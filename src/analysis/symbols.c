@@ -18,6 +18,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 #include "util/radix.h"
 
 typedef struct sym {
@@ -238,21 +239,51 @@ static int by_name(const void *pa, const void *pb)
 
 static uint64_t prefix_of(const void *e) { return ((const named *)e)->prefix; }
 
+/* The runs of one prefix in v[from, to) (after the radix sort), each qsorted by the rest. */
+static void sort_runs(named *v, size_t from, size_t to)
+{
+    for (size_t i = from, j; i < to; i = j) {
+        for (j = i + 1; j < to && v[j].prefix == v[i].prefix;) j++;
+        if (j - i > 1) qsort(v + i, j - i, sizeof *v, by_rest);
+    }
+}
+
+/* Big tables (past 65,536 names) name their symbols and sort the runs of one prefix in parts
+ * side by side: each part reads its own share of the model (a million names read from memory,
+ * not cache). The radix passes stay on one thread; the order is the same on any number. */
+enum { NAMES_APART = 65536 };
+
+typedef struct runs_job {
+    named *v;
+    size_t cut[GM_PARALLEL_MAX + 1]; /* part p sorts the runs in [cut[p], cut[p + 1]) */
+} runs_job;
+
+static void runs_part(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    runs_job *j = ctx;
+    sort_runs(j->v, j->cut[part], j->cut[part + 1]);
+}
+
 /* v[0, n) in name order: past 65,536 names a radix sort on the prefixes (util/radix.h), then
  * qsort within each run of one prefix; a short list (or no memory for the passes) is qsorted at
  * once. A million names: a tenth of qsort's time on names that share long prefixes (a block's
  * nodes). */
-static void sort_by_name(named *v, size_t n)
+static void sort_by_name(named *v, size_t n, unsigned parts)
 {
     static const gm_radix_key keys[] = {prefix_of};
-    if (n < 65536 || !gm_radix_sort(v, n, sizeof *v, keys, 1)) {
+    if (n < NAMES_APART || !gm_radix_sort(v, n, sizeof *v, keys, 1)) {
         qsort(v, n, sizeof *v, by_name);
         return;
     }
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && v[j].prefix == v[i].prefix;) j++;
-        if (j - i > 1) qsort(v + i, j - i, sizeof *v, by_rest);
+    runs_job j = {.v = v};
+    for (unsigned p = 1; p < parts; p++) {
+        size_t c = n / parts * p < j.cut[p - 1] ? j.cut[p - 1] : n / parts * p;
+        while (c < n && v[c].prefix == v[c - 1].prefix) c++; /* cut where a run begins */
+        j.cut[p] = c;
     }
+    j.cut[parts] = n;
+    gm_parallel_run(parts, runs_part, &j);
 }
 
 /* Writes "<node>_out_<i>" / "<node>_in_<i>" at p (NUL-terminated); returns its length.
@@ -281,38 +312,74 @@ static size_t name_size(const gm_anchor *x)
     return strlen(x->node->name) + (x->out ? 5 : 4) + digits + 1;
 }
 
-/* GE iterates symbols in name order: format each live symbol's name once into one buffer
- * and sort (formatting inside the comparison would cost a format per comparison). */
-static gm_status sort_symbols(gm_symbols *s, gm_error *err)
+/* GE iterates symbols in name order: format each live symbol's name once and sort (formatting
+ * inside the comparison would cost a format per comparison). In parts on a big table: each part
+ * counts, then formats into its own buffer, its share of the symbols, in index order. */
+typedef struct names_job {
+    const gm_symbols *s;
+    named *v;
+    size_t live[GM_PARALLEL_MAX], bytes[GM_PARALLEL_MAX], first[GM_PARALLEL_MAX];
+    char *buf[GM_PARALLEL_MAX]; /* NULL after format_part: no memory */
+} names_job;
+
+static void count_part(void *ctx, unsigned part, unsigned parts)
 {
-    size_t live = 0, bytes = 0;
-    for (size_t i = 0; i < s->n_syms; i++) {
-        if (s->syms[i].dead) continue;
-        gm_anchor x = gm_symbols_anchor(s, s->syms[i].name_anchor);
+    names_job *j = ctx;
+    size_t b, e, live = 0, bytes = 0;
+    gm_parallel_share(j->s->n_syms, part, parts, &b, &e);
+    for (size_t i = b; i < e; i++) {
+        if (j->s->syms[i].dead) continue;
+        gm_anchor x = gm_symbols_anchor(j->s, j->s->syms[i].name_anchor);
         live++;
         bytes += name_size(&x);
     }
-    named *v = gm_malloc((live ? live : 1) * sizeof *v);
-    char *names = gm_malloc(bytes ? bytes : 1);
-    s->sorted = gm_malloc((live ? live : 1) * sizeof *s->sorted);
-    if (!v || !names || !s->sorted) {
-        gm_free(v);
-        gm_free(names);
-        return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
-    }
-    char *p = names;
-    for (size_t i = 0; i < s->n_syms; i++) {
-        if (s->syms[i].dead) continue;
-        gm_anchor x = gm_symbols_anchor(s, s->syms[i].name_anchor);
+    j->live[part] = live;
+    j->bytes[part] = bytes;
+}
+
+static void format_part(void *ctx, unsigned part, unsigned parts)
+{
+    names_job *j = ctx;
+    size_t b, e;
+    gm_parallel_share(j->s->n_syms, part, parts, &b, &e);
+    char *p = j->buf[part] = gm_malloc(j->bytes[part] ? j->bytes[part] : 1);
+    if (!p) return;
+    named *v = j->v + j->first[part];
+    for (size_t i = b; i < e; i++) {
+        if (j->s->syms[i].dead) continue;
+        gm_anchor x = gm_symbols_anchor(j->s, j->s->syms[i].name_anchor);
         size_t len = put_name(p, &x);
-        v[s->n_sorted++] = (named){name_prefix(p), p, (int32_t)i};
+        *v++ = (named){name_prefix(p), p, (int32_t)i};
         p += len + 1;
     }
-    sort_by_name(v, s->n_sorted);
-    for (size_t i = 0; i < s->n_sorted; i++) s->sorted[i] = v[i].id;
-    gm_free(v);
-    gm_free(names);
-    return GM_OK;
+}
+
+static gm_status sort_symbols(gm_symbols *s, gm_error *err)
+{
+    const unsigned parts = s->n_syms >= NAMES_APART ? gm_parallel_parts(0, 2) : 1;
+    names_job j = {.s = s};
+    gm_parallel_run(parts, count_part, &j);
+    size_t live = 0;
+    for (unsigned p = 0; p < parts; p++) {
+        j.first[p] = live;
+        live += j.live[p];
+    }
+    j.v = gm_malloc((live ? live : 1) * sizeof *j.v);
+    s->sorted = gm_malloc((live ? live : 1) * sizeof *s->sorted);
+    bool ok = j.v && s->sorted;
+    if (ok) gm_parallel_run(parts, format_part, &j);
+    for (unsigned p = 0; ok && p < parts; p++) ok = j.buf[p] != NULL;
+    gm_status st = GM_OK;
+    if (!ok) {
+        st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", s->m->source);
+    } else {
+        s->n_sorted = live;
+        sort_by_name(j.v, live, parts);
+        for (size_t i = 0; i < live; i++) s->sorted[i] = j.v[i].id;
+    }
+    gm_free(j.v);
+    for (unsigned p = 0; p < parts; p++) gm_free(j.buf[p]);
+    return st;
 }
 
 static gm_status index_anchors(gm_symbols *s, gm_error *err)
