@@ -196,6 +196,25 @@ static void test_hccl_var_assign_control(void **state)
     gm_model_free(m);
 }
 
+/* Writers in two graphs are visited graph by graph, the root first, as GE walks them: the
+ * root's writer (after the If) gets its copy before the branch's writer, which comes first in
+ * the model's order (the pass collects the writers in one walk of the model). */
+static void test_hccl_writers_in_graph_order(void **state)
+{
+    (void)state;
+    gm_model *m = load_scenario("pass_hccl_memcpy_graph_order.json");
+    assert_true(gm_node_topo_id(node(m, "t_w")) < gm_node_topo_id(node(m, "root_w")));
+    gm_pass_report rep = {0};
+    run_ok(m, GM_PASS_HCCL_MEMCPY, gm_pass_hccl_memcpy, &rep);
+    assert_int_equal(rep.n_nodes, 2);
+    assert_string_equal(rep.nodes[0].anchor_node, "root_w");
+    assert_string_equal(rep.nodes[1].anchor_node, "t_w");
+    assert_fed_by(m, "root_w", 0, "root_w_HcclMemcpyPass_Identity0", 0);
+    assert_fed_by(m, "t_w", 0, "t_w_HcclMemcpyPass_Identity0", 0);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+}
+
 /* A writer of the variable fed by the broadcast itself: ordering the copy after it would be a
  * cycle, so no edge; and the variable has an Assign already, so no write-back is added. */
 static void test_hccl_var_writer_after_hccl(void **state)
@@ -784,6 +803,7 @@ static void test_passes_survive_allocation_failures(void **state)
     (void)state;
     static const char *const files[] = {
         "pass_hccl_memcpy_broadcast_assign.json", "pass_hccl_memcpy_var_assign.json",
+        "pass_hccl_memcpy_graph_order.json",
         "pass_hccl_continuous_memcpy_broadcast_assign.json", "pass_subgraph_while_body.json",
         "pass_subgraph_data_continuous.json", "pass_subgraph_if_separate_outputs.json",
         "pass_subgraph_while_dynamic_cond.json", "pass_atomic_addr_clean_dispersed.json",
@@ -801,6 +821,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hccl_var_assign_control),
+        cmocka_unit_test(test_hccl_writers_in_graph_order),
         cmocka_unit_test(test_hccl_var_writer_after_hccl),
         cmocka_unit_test(test_hccl_broadcast_assign_edges),
         cmocka_unit_test(test_hccl_second_run_idempotent),

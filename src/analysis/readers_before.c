@@ -152,24 +152,21 @@ gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *
     return st;
 }
 
-gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_node *), uint64_t **mask,
-                                   gm_error *err)
+gm_status gm_readers_unsafe_inputs_of(const gm_model *m, gm_node *const *nodes, size_t n_nodes, uint64_t **mask,
+                                      gm_error *err)
 {
     *mask = NULL;
+    if (!n_nodes) return GM_OK;
     const size_t n = gm_model_node_count(m);
-    bool any = false;
-    for (size_t t = 0; t < n && !any; t++) any = writes(gm_model_node_at(m, t));
-    if (!any) return GM_OK;
     gm_reach *r = NULL;
-    uint64_t *bits = gm_calloc(n, sizeof *bits);
+    uint64_t *bits = gm_calloc(n ? n : 1, sizeof *bits);
     gm_status st = bits ? GM_OK : GM_ERR_NOMEM;
-    for (size_t t = 0; t < n && st == GM_OK; t++) {
-        const gm_node *w = gm_model_node_at(m, t);
-        if (!writes(w)) continue;
+    for (size_t k = 0; k < n_nodes && st == GM_OK; k++) {
+        const gm_node *w = nodes[k];
         for (uint32_t i = 0; i < w->n_in && st == GM_OK; i++) {
             bool all = true;
             st = gm_readers_before(m, &r, w, i, &all);
-            if (!all) bits[t] |= (uint64_t)1 << (i < 63 ? i : 63);
+            if (!all) bits[w->topo_id] |= (uint64_t)1 << (i < 63 ? i : 63);
         }
     }
     gm_reach_free(r);
@@ -180,6 +177,24 @@ gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_no
     }
     *mask = bits;
     return GM_OK;
+}
+
+gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_node *), uint64_t **mask,
+                                   gm_error *err)
+{
+    *mask = NULL;
+    gm_node_vec sel = {0};
+    for (size_t t = 0; t < gm_model_node_count(m); t++) {
+        gm_node *w = gm_model_node_at(m, t);
+        if (writes(w) && gm_node_vec_push(&sel, w) != GM_OK) {
+            gm_node_vec_free(&sel);
+            if (err && err->code == GM_OK) gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+            return GM_ERR_NOMEM;
+        }
+    }
+    gm_status st = gm_readers_unsafe_inputs_of(m, sel.v, sel.n, mask, err);
+    gm_node_vec_free(&sel);
+    return st;
 }
 
 bool gm_readers_unsafe(const uint64_t *mask, const gm_node *n, size_t i)

@@ -35,6 +35,10 @@ gm_status gm_readers_before(const gm_model *m, gm_reach **reach, const gm_node *
  * no node is selected. GM_ERR_NOMEM (err set) when out of memory. */
 gm_status gm_readers_unsafe_inputs(const gm_model *m, bool (*writes)(const gm_node *), uint64_t **mask,
                                    gm_error *err);
+/* The same for the nodes given (a pass that has collected them already); *mask is NULL when
+ * there are none. */
+gm_status gm_readers_unsafe_inputs_of(const gm_model *m, gm_node *const *nodes, size_t n_nodes, uint64_t **mask,
+                                      gm_error *err);
 /* Bit i of n's entry (false for a NULL mask, or a node made after the mask). */
 bool gm_readers_unsafe(const uint64_t *mask, const gm_node *n, size_t i);
 

@@ -136,31 +136,26 @@ gm_status gm_pass_hccl_memcpy(gm_pass_ctx *c)
 {
     /* GE sorts lazily before the first mutable node; sorting up front gives the same ids. */
     gm_status st = gm_model_toposort(c->m, c->err);
-    /* Most models have no node that writes its inputs (no collectives): one look at each node,
-     * not a snapshot of every graph walked again (a million nodes: twice 40 ms, the pass runs
-     * twice). */
-    bool any = false;
-    for (size_t t = 0; st == GM_OK && !any && t < gm_model_node_count(c->m); t++)
-        any = writes_inputs(gm_model_node_at(c->m, t));
-    if (!any) return st;
-    uint64_t *unsafe = NULL;
-    if (st == GM_OK && gm_readers_unsafe_inputs(c->m, writes_inputs, &unsafe, c->err) != GM_OK) st = gm_pass_oom(c);
+    if (st != GM_OK) return st;
+    /* The nodes that write their inputs, in the order GE visits them (graph by graph), found in
+     * one walk of the model: the copies inserted for one are never such nodes, so the list
+     * stays what each graph's walk would find. */
+    gm_node_vec writers = {0};
     for (size_t gi = 0; gi < c->m->n_graphs && st == GM_OK; gi++) {
-        gm_graph *g = c->m->graphs[gi];
+        const gm_graph *g = c->m->graphs[gi];
         if (g->nodes.n < 2) continue;
-        size_t n = 0;
-        gm_node **nodes = gm_pass_snapshot(c, g, &n);
-        if (!nodes) {
-            gm_free(unsafe);
-            return GM_ERR_NOMEM;
-        }
-        for (size_t x = 0; x < n && st == GM_OK; x++) {
-            gm_node *h = nodes[x];
-            if (!gm_node_is(h, GM_OP_INPUT_MUTABLE)) continue;
-            for (size_t i = 0; i < h->n_in && st == GM_OK; i++) st = handle_input(c, h, i, unsafe);
-        }
-        gm_free(nodes);
+        for (uint32_t x = 0; x < g->nodes.n && st == GM_OK; x++)
+            if (writes_inputs(g->nodes.v[x]) && gm_node_vec_push(&writers, g->nodes.v[x]) != GM_OK)
+                st = gm_pass_oom(c);
     }
+    uint64_t *unsafe = NULL;
+    if (st == GM_OK && gm_readers_unsafe_inputs_of(c->m, writers.v, writers.n, &unsafe, c->err) != GM_OK)
+        st = gm_pass_oom(c);
+    for (size_t x = 0; x < writers.n && st == GM_OK; x++) {
+        gm_node *h = writers.v[x];
+        for (size_t i = 0; i < h->n_in && st == GM_OK; i++) st = handle_input(c, h, i, unsafe);
+    }
+    gm_node_vec_free(&writers);
     gm_free(unsafe);
     return st;
 }
