@@ -25,6 +25,8 @@
 
 #include "graphmem/io.h"
 #include "io/json_emit.h"
+#include "ir/ir.h"
+#include "passes/pass_util2.h"
 #include "io/json_split.h"
 #include "util/alloc.h"
 
@@ -579,6 +581,43 @@ static void test_error_inputs(void **state)
     ERR(MODEL(NODE(", \"input_descs\": [{}]")), "'input_descs' has 1 entries but the node has 0 inputs", NULL, NULL);
     ERR(MODEL(NODE(", \"outputs\": [{}], \"output_names\": [\"y\", \"z\"]")), "'output_names' has 2 entries", NULL,
         NULL);
+}
+
+/* The reader notes, while each node's descs are fresh, which graphs hold an output of unknown
+ * size, and sets every graph's known shape after finalize: the passes then find it cached, and
+ * it is what they would find walking the graph themselves (a graph marked
+ * _dynamic_shape_partitioned is not known either). */
+static void test_known_shape_noted_while_reading(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"graphmem\":1,\"name\":\"ks\",\"graphs\":["
+        "{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"p\",\"type\":\"Data\",\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"bool\",\"shape\":[]}]},"
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":1},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"iff\",\"type\":\"If\",\"inputs\":[\"p:0\",\"x:0\"],\"subgraphs\":[\"dyn\",\"part\"],"
+        "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"iff:0\"]}]},"
+        "{\"name\":\"dyn\",\"parent\":\"iff\",\"nodes\":["
+        "{\"name\":\"d_d\",\"type\":\"Data\",\"attrs\":{\"_parent_node_index\":1},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"d_u\",\"type\":\"Unique\",\"inputs\":[\"d_d:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[-1]}]},"
+        "{\"name\":\"d_o\",\"type\":\"NetOutput\",\"inputs\":[\"d_d:0\"],\"input_descs\":[{\"attrs\":{\"_parent_node_index\":0}}]}]},"
+        "{\"name\":\"part\",\"parent\":\"iff\",\"attrs\":{\"_dynamic_shape_partitioned\":true},\"nodes\":["
+        "{\"name\":\"e_d\",\"type\":\"Data\",\"attrs\":{\"_parent_node_index\":1},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+        "{\"name\":\"e_o\",\"type\":\"NetOutput\",\"inputs\":[\"e_d:0\"],\"input_descs\":[{\"attrs\":{\"_parent_node_index\":0}}]}]}]}";
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "ks.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    static const char *const names[] = {"root", "dyn", "part"};
+    static const int8_t want[] = {1, 0, 0};
+    for (size_t i = 0; i < 3; i++) {
+        gm_graph *g = gm_model_find_graph(m, names[i]);
+        assert_non_null(g);
+        assert_int_equal(g->known_shape, want[i]); /* set by the reader, not left to compute */
+        g->known_shape = -1;                        /* what a walk of the graph finds */
+        assert_int_equal(gm_pass_graph_known_shape(g), want[i]);
+    }
+    gm_model_free(m);
 }
 
 /* The emitter shows a reader on another thread how far its text is final (json_emit.h): every
@@ -1308,6 +1347,7 @@ int main(void)
         cmocka_unit_test(test_error_inputs),
         cmocka_unit_test(test_inputs_connected_in_order),
         cmocka_unit_test(test_jw_reader_shown_and_let_go),
+        cmocka_unit_test(test_known_shape_noted_while_reading),
         cmocka_unit_test(test_error_attrs),
         cmocka_unit_test(test_split_scan),
         cmocka_unit_test(test_split_empty_and_absent_nodes),

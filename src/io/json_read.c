@@ -423,6 +423,32 @@ static gm_status read_io_names(jr *r, const jplace *place, gm_node *n, const cJS
     return GM_OK;
 }
 
+/* The graph being read has a node with an output of unknown size. Out of memory, nothing is
+ * known (the passes then look for themselves). */
+static void note_unknown(jr *r)
+{
+    if (r->graph >= r->n_unknown) {
+        if (gm_grow((void **)&r->unknown, 1, r->graph + 1, &r->cap_unknown)) {
+            r->unknown_nomem = true;
+            return;
+        }
+        memset(r->unknown + r->n_unknown, 0, r->graph + 1 - r->n_unknown);
+        r->n_unknown = r->graph + 1;
+    }
+    r->unknown[r->graph] = 1;
+}
+
+/* After finalize: each graph's known shape as the passes define it, from what the nodes
+ * showed as they were read. */
+static void set_known_shapes(jr *r)
+{
+    if (r->unknown_nomem) return;
+    for (size_t i = 0; i < r->m->n_graphs; i++) {
+        gm_graph *g = r->m->graphs[i];
+        g->known_shape = gm_graph_shape_known(g, !(i < r->n_unknown && r->unknown[i]));
+    }
+}
+
 static gm_status read_node(jr *r, gm_graph *g, const jplace *gplace, size_t idx, const cJSON *obj)
 {
     jplace node_place = {gplace, "node", NULL, idx, P_INDEX};
@@ -452,6 +478,7 @@ static gm_status read_node(jr *r, gm_graph *g, const jplace *gplace, size_t idx,
     gm_node_set_stream(n, stream);
     if ((st = read_node_links(r, place, n, f)) != GM_OK) return st;
     if ((st = read_node_descs(r, place, n, f)) != GM_OK) return st;
+    if (!gm_node_outputs_known(n)) note_unknown(r);
     if (f[N_INPUT_NAMES] && (st = read_io_names(r, place, n, f[N_INPUT_NAMES], true)) != GM_OK) return st;
     if (f[N_OUTPUT_NAMES] && (st = read_io_names(r, place, n, f[N_OUTPUT_NAMES], false)) != GM_OK) return st;
     return gm_jr_read_attrs(r, place, gm_node_attrs(n), f[N_ATTRS]);
@@ -586,6 +613,7 @@ static gm_status read_graph(jr *r, size_t idx, const cJSON *obj)
 
     gm_graph *g = gm_model_add_graph(r->m, name, parent, r->err);
     if (!g) return r->err ? r->err->code : GM_ERR_INPUT;
+    r->graph = r->m->n_graphs - 1;
     if ((st = gm_jr_read_attrs(r, place, gm_graph_attrs(g), f[G_ATTRS])) != GM_OK) return st;
     if (!f[G_NODES]) return GM_OK;
     if (!cJSON_IsArray(f[G_NODES])) return gm_jr_want(r, place, "nodes", f[G_NODES], "an array of nodes");
@@ -696,6 +724,7 @@ static gm_status load(jr *r, cJSON *root)
     if (st == GM_OK && r->split && r->arr != r->split->n_arrays)
         st = gm_error_set(r->err, GM_ERR_INTERNAL, "%s: the node lists disagree with the scan of the text", r->src);
     if (st == GM_OK) st = gm_model_finalize(r->m, r->err);
+    if (st == GM_OK) set_known_shapes(r);
     return settle(r, st);
 }
 
@@ -704,6 +733,8 @@ static gm_status read_whole(jr *r)
 {
     r->split = NULL;
     r->tree_nums.n = 0;
+    r->n_unknown = 0; /* a split reading given up may have noted some */
+    r->unknown_nomem = false;
     const char *end = NULL;
     cJSON *root = r->len ? cJSON_ParseWithLengthOpts(r->text, r->len, &end, false) : NULL;
     if (!root) return malformed(r, end);
@@ -808,6 +839,7 @@ gm_status gm_model_read_json(const char *text, size_t len, const char *source, g
     gm_json_split_free(&sp);
     gm_free(r.tree_nums.v);
     gm_free(r.node_nums.v);
+    gm_free(r.unknown);
     if (st != GM_OK) {
         gm_model_free(r.m);
         return st;

@@ -33,6 +33,13 @@ typedef struct jr {
     const gm_json_split *split; /* NULL: the whole text is one tree */
     size_t arr, elem;           /* split: the first element not parsed yet (array, index) */
     int kind;                   /* ERR_*: the kind of the error reported */
+    /* Graphs (by their index in the text) with a node whose outputs' sizes are not all known,
+     * noted while each node's descs are hot: the graphs' known shape is then set after finalize,
+     * not found by a walk of every node's descs later (json_read.c). */
+    size_t graph;
+    uint8_t *unknown;
+    size_t n_unknown, cap_unknown;
+    bool unknown_nomem;
 } jr;
 
 /*

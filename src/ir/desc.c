@@ -94,6 +94,11 @@ bool gm_node_outputs_known(const gm_node *n)
     return true;
 }
 
+bool gm_graph_shape_known(const gm_graph *g, bool nodes_known)
+{
+    return nodes_known && !gm_attrs_get_bool(g->attrs, "_dynamic_shape_partitioned", false);
+}
+
 gm_mem_type gm_desc_mem_type(const gm_tensor_desc *d) { return d->mem_type; }
 
 void gm_desc_set_mem_type(gm_tensor_desc *d, gm_mem_type mt)

@@ -153,6 +153,9 @@ static inline void gm_model_touch(gm_model *m)
 
 /* Whether every output of n has a size known before run time. */
 bool gm_node_outputs_known(const gm_node *n);
+/* A graph's known shape (the passes' rule, gm_pass_graph_known_shape) given whether every node's
+ * outputs are known: and no _dynamic_shape_partitioned attribute. */
+bool gm_graph_shape_known(const gm_graph *g, bool nodes_known);
 
 /* Internal helpers shared by the IR files. */
 gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n);

@@ -93,7 +93,7 @@ bool gm_pass_graph_known_shape(const gm_graph *g)
 {
     /* Asked per node by several passes: walk the graph once per sort, not once per question. */
     if (g->known_shape >= 0) return g->known_shape;
-    bool known = !gm_attrs_get_bool(g->attrs, "_dynamic_shape_partitioned", false);
+    bool known = gm_graph_shape_known(g, true);
     for (uint32_t i = 0; known && i < g->nodes.n; i++) known = gm_node_outputs_known(g->nodes.v[i]);
     ((gm_graph *)g)->known_shape = known;
     return known;

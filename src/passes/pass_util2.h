@@ -7,6 +7,7 @@
 #ifndef GM_PASS_UTIL2_H
 #define GM_PASS_UTIL2_H
 
+#include "ops/op_table.h"
 #include "passes/pass_util.h"
 
 /* A snapshot of g's node list (passes insert while they walk, which shifts the list). Free
