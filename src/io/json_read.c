@@ -561,6 +561,23 @@ static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_spl
  * those of the next recorded array (the walk meets the graphs in document order, as the scan
  * recorded them). Each node's tree lives only while it is read, with its own number tokens;
  * a long array's nodes are parsed ahead on another thread (json_read_ahead.h). */
+/* The name map's slots the next node will probe (its name, its producers'), asked for before
+ * this node is read: on a million nodes the map is far from the cache, and each probe was a
+ * wait. Only a look: a malformed node is told when it is read. */
+static void prefetch_names(const jr *r, const cJSON *next)
+{
+    if (!next) return;
+    const gm_strmap *map = &r->m->node_by_name;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(next, "name");
+    if (cJSON_IsString(nm)) gm_strmap_prefetch(map, nm->valuestring, strlen(nm->valuestring));
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(next, "inputs");
+    for (const cJSON *e = cJSON_IsArray(in) ? in->child : NULL; e; e = e->next) {
+        if (!cJSON_IsString(e)) continue;
+        const char *colon = strrchr(e->valuestring, ':');
+        if (colon) gm_strmap_prefetch(map, e->valuestring, (size_t)(colon - e->valuestring));
+    }
+}
+
 static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, const cJSON *arr)
 {
     const gm_json_split *sp = r->split;
@@ -574,6 +591,7 @@ static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, cons
         gm_json_nums *nums = NULL;
         st = next_element(r, ahead, a, i, &node, &nums);
         if (st == GM_OK) {
+            prefetch_names(r, gm_jr_ahead_peek(ahead));
             r->nums = nums;
             st = read_node(r, g, gplace, i, node);
             r->nums = &r->tree_nums;

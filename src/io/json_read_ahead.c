@@ -141,6 +141,12 @@ gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **n
     return b->st;
 }
 
+const cJSON *gm_jr_ahead_peek(const gm_jr_ahead *h)
+{
+    /* the reader's batch is complete and its own until it is handed back */
+    return h && h->cur && h->pos < h->cur->n ? h->cur->node[h->pos] : NULL;
+}
+
 void gm_jr_ahead_stop(gm_jr_ahead *h)
 {
     if (!h) return;

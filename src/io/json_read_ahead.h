@@ -23,6 +23,9 @@ gm_jr_ahead *gm_jr_ahead_start(const jr *r, const gm_json_array_split *a);
  * deletes the tree, where it was made); or its failure, reported into r as gm_jr_parse_element would have (*parsed
  * likewise). */
 gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **nums, bool *parsed);
+/* The element the next call will give, when it is parsed already (NULL otherwise): for a look
+ * ahead only, no wait. */
+const cJSON *gm_jr_ahead_peek(const gm_jr_ahead *h);
 /* Stops the thread, waits for it and frees what it parsed and nobody took. NULL is a no-op. */
 void gm_jr_ahead_stop(gm_jr_ahead *h);
 

@@ -19,6 +19,19 @@ uint64_t gm_hash_str(const char *s)
     return h;
 }
 
+void gm_strmap_prefetch(const gm_strmap *m, const char *key, size_t len)
+{
+    if (!m->cap) return;
+    uint64_t h = 1469598103934665603ull; /* gm_hash_str over len bytes */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)key[i];
+        h *= 1099511628211ull;
+    }
+    size_t i = h & (m->cap - 1);
+    __builtin_prefetch(&m->slots[i]);
+    __builtin_prefetch(&m->hashes[i]);
+}
+
 static size_t find_slot(const gm_strmap *m, const char *key, uint64_t h)
 {
     size_t mask = m->cap - 1;

@@ -25,6 +25,9 @@ typedef struct gm_strmap {
 } gm_strmap;
 
 uint64_t gm_hash_str(const char *s);
+/* Asks the memory for the slot where key[0, len) would be probed first (no effect on the map):
+ * a reader that knows a name it will look up soon hides the miss behind its other work. */
+void gm_strmap_prefetch(const gm_strmap *m, const char *key, size_t len);
 void *gm_strmap_get(const gm_strmap *m, const char *key);
 /* Inserts or replaces. Returns 0, or -1 when out of memory. */
 int gm_strmap_put(gm_strmap *m, const char *key, void *value);
