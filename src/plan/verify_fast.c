@@ -227,6 +227,25 @@ static int fast_fields(gm_vfy *c, cur *k, size_t i, gm_vfy_sym *y, str *id, str 
     return k->i == k->e && (seen & need) == need ? 1 : 0;
 }
 
+void gm_vfy_fast_prefetch(const gm_vfy *c, size_t b, size_t e)
+{
+    static const char key[] = "\"node\":\"";
+    const size_t kn = sizeof key - 1;
+    const gm_strmap *map = &c->m->node_by_name;
+    const char *p = c->text + b, *end = c->text + e;
+    while ((p = memchr(p, '"', (size_t)(end - p))) != NULL) {
+        if ((size_t)(end - p) <= kn || memcmp(p, key, kn) != 0) {
+            p++;
+            continue;
+        }
+        p += kn;
+        const char *q = memchr(p, '"', (size_t)(end - p));
+        if (!q) return;
+        gm_strmap_prefetch(map, p, (size_t)(q - p));
+        p = q + 1;
+    }
+}
+
 int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i)
 {
     cur k = {c->text, b, e};

@@ -131,6 +131,9 @@ int32_t gm_vfy_find_region(gm_vfy *c, const char *name, gm_mem_type mt); /* -2: 
 /* Symbol i read straight from text[b, e) when it is written as the planner writes it: 1 done,
  * 0 not that simple (nothing kept: read it with cJSON), -1 out of memory. */
 int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i);
+/* Asks the memory for the model's name-map slots of the anchor nodes named in text[b, e) (a
+ * symbol to be read soon): a look only, with no effect on what is read. */
+void gm_vfy_fast_prefetch(const gm_vfy *c, size_t b, size_t e);
 
 /* The symbol with this id (the first, if two share it), -1 for none; after gm_vfy_index_ids. */
 int32_t gm_vfy_find_sym(const gm_vfy *c, const char *id);

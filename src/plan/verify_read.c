@@ -378,6 +378,8 @@ gm_status gm_vfy_each(gm_vfy *c, const gm_vfy_array *a, gm_vfy_elem_fn fn, void 
  * every symbol takes the fast path (a plan as the planner writes it); otherwise the parts are
  * dropped and the array is read on one thread as before, so messages never depend on it. */
 enum { PARTS_FROM = 65536 };
+/* How many symbols ahead a part asks for the name-map slots of the anchors it will look up. */
+enum { PREFETCH_AHEAD = 2 };
 
 typedef struct sym_parts {
     gm_vfy *c;
@@ -394,6 +396,10 @@ static void read_part(void *ctx, unsigned p, unsigned parts)
     int r = 1;
     for (size_t i = b; i < e && r == 1; i++) {
         size_t tb, te;
+        if (i + PREFETCH_AHEAD < e) { /* the name map is far from the cache on big models */
+            gm_json_split_element(&pc->split, pc->symbols.split, i + PREFETCH_AHEAD, &tb, &te);
+            gm_vfy_fast_prefetch(pc, tb, te);
+        }
         gm_json_split_element(&pc->split, pc->symbols.split, i, &tb, &te);
         r = gm_vfy_fast_symbol(pc, tb, te, i);
     }
