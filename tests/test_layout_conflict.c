@@ -1447,16 +1447,17 @@ static void test_allocation_failures(void **state)
 /* A root of `relus` Relus on one Data (as many symbols), and Consts feeding the NetOutput
  * directly — a conflict each (a constant is the user's output) — named to sort `before` and
  * `after` the Relus' symbols, when asked. */
-static gm_model *many_symbols(int relus, bool before, bool after)
+static gm_model *many_symbols(int relus, bool before, bool after, bool before_last)
 {
     size_t cap = (size_t)relus * 96 + 1024, len = 0;
     char *t = malloc(cap);
     assert_non_null(t);
 #define PUT(...) len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__)
     PUT("{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'d','type':'Data','attrs':{'index':0}," OUT4 "},");
-    if (before) PUT("{'name':'a_const','type':'Const'," OUT4 "},");
+    if (before && !before_last) PUT("{'name':'a_const','type':'Const'," OUT4 "},");
     if (after) PUT("{'name':'z_const','type':'Const'," OUT4 "},");
     for (int i = 0; i < relus; i++) PUT("{'name':'r%06d','type':'Relu','inputs':['d:0']," OUT4 "},", i);
+    if (before && before_last) PUT("{'name':'a_const','type':'Const'," OUT4 "},");
     PUT("{'name':'o','type':'NetOutput','inputs':['r000000:0'%s%s]}]}]}", before ? ",'a_const:0'" : "",
         after ? ",'z_const:0'" : "");
 #undef PUT
@@ -1484,17 +1485,19 @@ static char *order_text(const gm_model *m)
 }
 
 /* Above 65,536 symbols the symbols before the first conflict are evaluated on two threads
- * (quiet log levels only); the pass must do exactly what the one-thread loop does (forced
- * here by the info level, which logs): no conflict, one in the first half of the name order,
- * one in the second, both. */
+ * (quiet log levels only), each taking its share of the symbol ids (the model's order); the
+ * pass must do exactly what the one-thread loop in name order does (forced here by the info
+ * level, which logs): no conflict, one first in the name order, one last, both; and both with
+ * the first in name order made last (so the other thread finds it). */
 static void test_many_symbols_in_parts(void **state)
 {
     (void)state;
-    const bool cases[4][2] = {{false, false}, {true, false}, {false, true}, {true, true}};
-    for (int k = 0; k < 4; k++) {
+    const bool cases[5][3] = {{false, false, false}, {true, false, false}, {false, true, false},
+                              {true, true, false}, {true, true, true}};
+    for (int k = 0; k < 5; k++) {
         char *text[2];
         for (int serial = 0; serial < 2; serial++) {
-            gm_model *m = many_symbols(70000, cases[k][0], cases[k][1]);
+            gm_model *m = many_symbols(70000, cases[k][0], cases[k][1], cases[k][2]);
             gm_pass_report rep = {0};
             gm_error err;
             gm_error_clear(&err);

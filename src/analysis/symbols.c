@@ -520,6 +520,7 @@ int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_
 }
 
 size_t gm_symbols_count(const gm_symbols *s) { return s->n_sorted; }
+size_t gm_symbols_id_bound(const gm_symbols *s) { return s->n_syms; }
 int32_t gm_symbols_at(const gm_symbols *s, size_t i) { return i < s->n_sorted ? s->sorted[i] : -1; }
 size_t gm_symbol_size(const gm_symbols *s, int32_t id) { return (size_t)s->syms[id].size; }
 int32_t gm_symbol_first(const gm_symbols *s, int32_t id) { return s->syms[id].head; }

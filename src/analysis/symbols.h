@@ -42,6 +42,10 @@ int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_
 
 /* Live symbols, in GE's order: sorted by name (GE keeps them in a map keyed by name). */
 size_t gm_symbols_count(const gm_symbols *s);
+/* Every symbol id is below this bound (a symbol joined into another keeps its id unlisted).
+ * Ids follow the model's order of the symbols' first anchors: work over many symbols that
+ * reads the model goes through its memory in order when it takes them by id. */
+size_t gm_symbols_id_bound(const gm_symbols *s);
 int32_t gm_symbols_at(const gm_symbols *s, size_t i);
 
 /* A symbol is named after the anchor that created it: "<node>_out_<i>" / "<node>_in_<i>". */

@@ -243,16 +243,20 @@ static gm_status symbol_anchors(const gm_symbols *s, int32_t sym, gm_anchor **v,
 /* A symbol whose evaluation finds no conflict changes nothing (only a solve edits the graph,
  * and nothing is logged below the info level), so the symbols before the first conflict can
  * be evaluated in parts on threads, each part with its own checker, and the loop in order
- * starts at the first that conflicts. A million-symbol root usually has none. */
+ * starts at the first that conflicts. A million-symbol root usually has none. The parts take
+ * the symbols by id, which follows the model's order, not by name: each part then reads the
+ * model's memory in order (a million nodes are far from the cache), and the first conflict
+ * in name order is the least rank among those found. */
 enum { EVAL_APART = 65536 };
 
 typedef struct eval_part {
     const gm_symbols *s;
     const gm_model *m;
+    const int32_t *rank; /* symbol id -> its place in name order, -1 none */
     gm_lc lc;
     gm_error err;
-    size_t begin, end;
-    size_t stop; /* the part's first symbol with a conflict or a failure; end when none */
+    size_t begin, end;   /* ids */
+    size_t stop;         /* the least rank with a conflict or a failure; SIZE_MAX when none */
 } eval_part;
 
 static void eval_range(void *ctx, unsigned part, unsigned parts)
@@ -261,12 +265,13 @@ static void eval_range(void *ctx, unsigned part, unsigned parts)
     eval_part *p = &((eval_part *)ctx)[part];
     gm_anchor *v = NULL;
     size_t cap = 0, n = 0;
-    p->stop = p->end;
-    for (size_t i = p->begin; i < p->end; i++) {
-        if (symbol_anchors(p->s, gm_symbols_at(p->s, i), &v, &cap, &n, &p->err, p->m) != GM_OK ||
+    p->stop = SIZE_MAX;
+    for (size_t id = p->begin; id < p->end; id++) {
+        const int32_t r = p->rank[id];
+        if (r < 0 || (size_t)r >= p->stop) continue; /* not listed, or past a conflict found */
+        if (symbol_anchors(p->s, (int32_t)id, &v, &cap, &n, &p->err, p->m) != GM_OK ||
             gm_lc_eval_symbol(&p->lc, v, n) != GM_OK || p->lc.n_conf) {
-            p->stop = i; /* the loop in order evaluates it again, and fails or solves there */
-            break;
+            p->stop = (size_t)r; /* the loop in order evaluates it again, and fails or solves there */
         }
     }
     gm_free(v);
@@ -275,19 +280,24 @@ static void eval_range(void *ctx, unsigned part, unsigned parts)
 /* How many of g's first symbols (in s's order) find no conflict; 0 when not worth threads. */
 static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_model *m)
 {
-    size_t count = gm_symbols_count(s);
+    size_t count = gm_symbols_count(s), bound = gm_symbols_id_bound(s);
     if (count < EVAL_APART || log_on() || gm_parallel_parts(0, 2) < 2) return 0;
+    int32_t *rank = gm_malloc(bound * sizeof *rank);
+    if (!rank) return 0;
+    for (size_t id = 0; id < bound; id++) rank[id] = -1;
+    for (size_t i = 0; i < count; i++) rank[gm_symbols_at(s, i)] = (int32_t)i;
     eval_part p[2];
     for (unsigned k = 0; k < 2; k++) {
-        p[k] = (eval_part){.s = s, .m = m};
+        p[k] = (eval_part){.s = s, .m = m, .rank = rank};
         gm_error_clear(&p[k].err);
         gm_lc_init(&p[k].lc, g, &p[k].err, false); /* here: it fills the graphs' shape caches */
-        gm_parallel_share(count, k, 2, &p[k].begin, &p[k].end);
+        gm_parallel_share(bound, k, 2, &p[k].begin, &p[k].end);
     }
     gm_parallel_run(2, eval_range, p);
-    size_t clean = p[0].stop < p[0].end ? p[0].stop : p[1].stop;
+    size_t clean = p[0].stop < p[1].stop ? p[0].stop : p[1].stop;
     for (unsigned k = 0; k < 2; k++) gm_lc_fini(&p[k].lc);
-    return clean;
+    gm_free(rank);
+    return clean < count ? clean : count;
 }
 
 /* Checks g's symbols in name order, solving each one's conflicts before the next. The root's
