@@ -18,6 +18,7 @@
 #include "graphmem/plan.h"
 #include "random_graph.h"
 #include "analysis/happens_before.h"
+#include "ops/op_table.h"
 
 /* Every field of every symbol in the plan's text is the plan's own (the writer's fast path
  * and its escaping path both). */
@@ -417,6 +418,53 @@ static void test_passes_symbols_to_planner(void **state)
     }
 }
 
+/* The describe step notes per symbol what the packer's groups look for (an anchor of a
+ * continuous node, an anchor an atomic-clean node zeroes), so that the groups are found
+ * without visiting every symbol's nodes again: each flag is exactly the question asked of its
+ * anchors, and both occur. */
+static void test_symbol_group_flags(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"graphmem\":1,\"name\":\"flags\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," F256 "},"
+        "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," F256 "},"
+        "{\"name\":\"b\",\"type\":\"Sigmoid\",\"inputs\":[\"x:0\"]," F256 "},"
+        "{\"name\":\"concat\",\"type\":\"ConcatD\",\"inputs\":[\"a:0\",\"b:0\"],\"attrs\":{\"continuous_input\":true},"
+        "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[512]}]},"
+        "{\"name\":\"s\",\"type\":\"UnsortedSegmentSum\",\"inputs\":[\"concat:0\"],\"attrs\":{\"atomic_output_index\":[0]},"
+        F256 "},"
+        "{\"name\":\"y\",\"type\":\"Relu\",\"inputs\":[\"s:0\"]," F256 "},"
+        "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"y:0\"]}]}]}";
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "flags.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_pass_report rep;
+    if (gm_passes_run(m, GM_PASS_SET_ALL, &rep, NULL, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_plan *p = plan_and_check(m, "flags");
+    size_t continuous = 0, atomic = 0;
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const gm_plan_symbol *y = &p->symbols[i];
+        bool want_cont = false, want_atomic = false;
+        for (size_t j = 0; j < y->n_anchors; j++) {
+            const gm_plan_anchor *a = &y->anchors[j];
+            const gm_attr *c = gm_attr_find(gm_node_attr_list(a->node), a->out ? "continuous_output" : "continuous_input");
+            want_cont |= c && gm_attr_get_kind(c) == GM_ATTR_BOOL && gm_attr_bool(c);
+            want_atomic |= gm_anchor_clean_node(a->node, a->out, a->index) != NULL;
+        }
+        if (y->continuous != want_cont || y->atomic_clean != want_atomic)
+            fail_msg("%s: continuous %d atomic_clean %d, its anchors say %d %d", y->id, y->continuous, y->atomic_clean,
+                     want_cont, want_atomic);
+        continuous += y->continuous;
+        atomic += y->atomic_clean;
+    }
+    assert_int_equal(continuous, 2); /* a and b, concat's inputs */
+    assert_int_equal(atomic, 1);     /* s's output */
+    gm_plan_free(p);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+}
+
 /* ---- release positions against reachability (src/analysis/happens_before.c) ---- */
 
 /* A random chain of n Relu nodes after one Data node, over 3 streams, each reading an earlier
@@ -528,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_text_escapes_and_labels),
         cmocka_unit_test(test_passes_symbols_to_planner),
         cmocka_unit_test(test_release_against_reachability),
+        cmocka_unit_test(test_symbol_group_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

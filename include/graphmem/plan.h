@@ -178,6 +178,8 @@ typedef struct gm_plan_symbol {
     int64_t stream;            /* the producer's stream (the first writer's) */
     bool no_reuse;             /* never shares (no_reuse_mem_flag, OP_NO_REUSE_MEM): packed as
                                   live the whole run; first/last stay its own */
+    bool continuous;           /* an anchor's node keeps those inputs or outputs continuous */
+    bool atomic_clean;         /* an anchor's memory is zeroed first by an atomic-clean node */
 } gm_plan_symbol;
 
 /* At most this many strategies are run and reported. */

@@ -40,6 +40,7 @@ struct gm_symbols {
     sym *syms;
     size_t n_syms, cap_syms;
     int32_t *sorted; /* live symbols by name */
+    int32_t *rank;   /* symbol id -> its place in sorted, -1 for none */
     size_t n_sorted;
 };
 
@@ -366,7 +367,8 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
     }
     j.v = gm_malloc((live ? live : 1) * sizeof *j.v);
     s->sorted = gm_malloc((live ? live : 1) * sizeof *s->sorted);
-    bool ok = j.v && s->sorted;
+    s->rank = gm_malloc((s->n_syms ? s->n_syms : 1) * sizeof *s->rank);
+    bool ok = j.v && s->sorted && s->rank;
     if (ok) gm_parallel_run(parts, format_part, &j);
     for (unsigned p = 0; ok && p < parts; p++) ok = j.buf[p] != NULL;
     gm_status st = GM_OK;
@@ -375,7 +377,8 @@ static gm_status sort_symbols(gm_symbols *s, gm_error *err)
     } else {
         s->n_sorted = live;
         sort_by_name(j.v, live, parts);
-        for (size_t i = 0; i < live; i++) s->sorted[i] = j.v[i].id;
+        for (size_t id = 0; id < s->n_syms; id++) s->rank[id] = -1;
+        for (size_t i = 0; i < live; i++) s->sorted[i] = j.v[i].id, s->rank[j.v[i].id] = (int32_t)i;
     }
     gm_free(j.v);
     for (unsigned p = 0; p < parts; p++) gm_free(j.buf[p]);
@@ -507,6 +510,7 @@ void gm_symbols_free(gm_symbols *s)
     gm_free(s->next);
     gm_free(s->syms);
     gm_free(s->sorted);
+    gm_free(s->rank);
     gm_free(s);
 }
 
@@ -521,6 +525,7 @@ int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_
 
 size_t gm_symbols_count(const gm_symbols *s) { return s->n_sorted; }
 size_t gm_symbols_id_bound(const gm_symbols *s) { return s->n_syms; }
+int32_t gm_symbols_rank(const gm_symbols *s, size_t id) { return id < s->n_syms ? s->rank[id] : -1; }
 int32_t gm_symbols_at(const gm_symbols *s, size_t i) { return i < s->n_sorted ? s->sorted[i] : -1; }
 size_t gm_symbol_size(const gm_symbols *s, int32_t id) { return (size_t)s->syms[id].size; }
 int32_t gm_symbol_first(const gm_symbols *s, int32_t id) { return s->syms[id].head; }

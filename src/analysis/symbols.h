@@ -46,6 +46,8 @@ size_t gm_symbols_count(const gm_symbols *s);
  * Ids follow the model's order of the symbols' first anchors: work over many symbols that
  * reads the model goes through its memory in order when it takes them by id. */
 size_t gm_symbols_id_bound(const gm_symbols *s);
+/* The place of symbol `id` in name order (gm_symbols_at's index); -1 for an id not listed. */
+int32_t gm_symbols_rank(const gm_symbols *s, size_t id);
 int32_t gm_symbols_at(const gm_symbols *s, size_t i);
 
 /* A symbol is named after the anchor that created it: "<node>_out_<i>" / "<node>_in_<i>". */

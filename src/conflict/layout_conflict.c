@@ -252,7 +252,6 @@ enum { EVAL_APART = 65536 };
 typedef struct eval_part {
     const gm_symbols *s;
     const gm_model *m;
-    const int32_t *rank; /* symbol id -> its place in name order, -1 none */
     gm_lc lc;
     gm_error err;
     size_t begin, end;   /* ids */
@@ -267,7 +266,7 @@ static void eval_range(void *ctx, unsigned part, unsigned parts)
     size_t cap = 0, n = 0;
     p->stop = SIZE_MAX;
     for (size_t id = p->begin; id < p->end; id++) {
-        const int32_t r = p->rank[id];
+        const int32_t r = gm_symbols_rank(p->s, id);
         if (r < 0 || (size_t)r >= p->stop) continue; /* not listed, or past a conflict found */
         if (symbol_anchors(p->s, (int32_t)id, &v, &cap, &n, &p->err, p->m) != GM_OK ||
             gm_lc_eval_symbol(&p->lc, v, n) != GM_OK || p->lc.n_conf) {
@@ -282,13 +281,9 @@ static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_mode
 {
     size_t count = gm_symbols_count(s), bound = gm_symbols_id_bound(s);
     if (count < EVAL_APART || log_on() || gm_parallel_parts(0, 2) < 2) return 0;
-    int32_t *rank = gm_malloc(bound * sizeof *rank);
-    if (!rank) return 0;
-    for (size_t id = 0; id < bound; id++) rank[id] = -1;
-    for (size_t i = 0; i < count; i++) rank[gm_symbols_at(s, i)] = (int32_t)i;
     eval_part p[2];
     for (unsigned k = 0; k < 2; k++) {
-        p[k] = (eval_part){.s = s, .m = m, .rank = rank};
+        p[k] = (eval_part){.s = s, .m = m};
         gm_error_clear(&p[k].err);
         gm_lc_init(&p[k].lc, g, &p[k].err, false); /* here: it fills the graphs' shape caches */
         gm_parallel_share(bound, k, 2, &p[k].begin, &p[k].end);
@@ -296,7 +291,6 @@ static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_mode
     gm_parallel_run(2, eval_range, p);
     size_t clean = p[0].stop < p[1].stop ? p[0].stop : p[1].stop;
     for (unsigned k = 0; k < 2; k++) gm_lc_fini(&p[k].lc);
-    gm_free(rank);
     return clean < count ? clean : count;
 }
 

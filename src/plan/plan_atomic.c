@@ -36,7 +36,7 @@ static cleaned *collect(const gm_plan *p, size_t *n, bool *nomem)
     *n = 0, *nomem = false;
     for (size_t s = 0; s < p->n_symbols; s++) {
         const gm_plan_symbol *y = &p->symbols[s];
-        if (y->region != GM_PLAN_R_FEATURE_MAP) continue;
+        if (y->region != GM_PLAN_R_FEATURE_MAP || !y->atomic_clean) continue;
         for (size_t j = 0; j < y->n_anchors; j++) {
             const gm_node *c = gm_anchor_clean_node(y->anchors[j].node, y->anchors[j].out, y->anchors[j].index);
             if (!c) continue;

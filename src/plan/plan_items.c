@@ -19,26 +19,33 @@
 /* The regions whose symbols may share memory: fixed is laid end to end, dynamic has no offsets. */
 static bool reusable(int r) { return r == GM_PLAN_R_FEATURE_MAP || r == GM_PLAN_R_ZERO_COPY; }
 
-/* The continuous groups (not the no-padding kinds, which are not planned yet). */
+bool gm_plan_continuous_node(const gm_node *n, bool out)
+{
+    const gm_attr *a = gm_attr_find(gm_node_attr_list(n), out ? "continuous_output" : "continuous_input");
+    return a && gm_attr_get_kind(a) == GM_ATTR_BOOL && gm_attr_bool(a);
+}
+
+/* The continuous groups (not the no-padding kinds, which are not planned yet). Only the
+ * symbols described as continuous are looked at: a million symbols' nodes are far from the
+ * cache. */
 static gm_status find_groups(gm_plan_items *it, const gm_model *m, const gm_plan *p)
 {
-    size_t nn = gm_model_node_count(m), ns = p->n_symbols;
+    size_t nn = gm_model_node_count(m), ns = p->n_symbols, cap = 0;
     int32_t *node_group[2]; /* [in/out] node topo id -> group, -1 none */
     node_group[0] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
     node_group[1] = gm_malloc((nn ? nn : 1) * sizeof(int32_t));
-    it->groups = gm_calloc(2 * (nn ? nn : 1), sizeof *it->groups);
     it->sym_group = gm_malloc((ns ? ns : 1) * sizeof *it->sym_group);
     gm_status st = GM_ERR_NOMEM;
-    if (!node_group[0] || !node_group[1] || !it->groups || !it->sym_group) goto out;
+    if (!node_group[0] || !node_group[1] || !it->sym_group) goto out;
     for (size_t i = 0; i < ns; i++) it->sym_group[i] = -1;
     for (size_t t = 0; t < nn; t++) {
         gm_node *x = gm_model_node_at(m, t);
         node_group[0][t] = node_group[1][t] = -1;
         for (int out = 0; out < 2; out++) {
-            const gm_attr *a = gm_attr_find(*gm_node_attrs(x), out ? "continuous_output" : "continuous_input");
-            if (!a || gm_attr_get_kind(a) != GM_ATTR_BOOL || !gm_attr_bool(a)) continue;
+            if (!gm_plan_continuous_node(x, out)) continue;
             size_t cnt = out ? gm_node_output_count(x) : gm_node_input_count(x);
             if (cnt == 0) continue;
+            if (gm_grow((void **)&it->groups, sizeof *it->groups, it->n_groups + 1, &cap)) goto out;
             gm_plan_group *c = &it->groups[it->n_groups];
             *c = (gm_plan_group){x, out != 0, cnt, gm_malloc(cnt * sizeof(int32_t)), false};
             if (!c->members) goto out;
@@ -48,6 +55,7 @@ static gm_status find_groups(gm_plan_items *it, const gm_model *m, const gm_plan
     }
     for (size_t i = 0; i < ns; i++) {
         const gm_plan_symbol *y = &p->symbols[i];
+        if (!y->continuous) continue;
         for (size_t j = 0; j < y->n_anchors; j++) {
             const gm_plan_anchor *a = &y->anchors[j];
             int32_t g = node_group[a->out][gm_node_topo_id(a->node)];

@@ -113,6 +113,8 @@ static gm_status join(gm_plan *p, gm_plan_symbol *w, gm_plan_symbol *y, int64_t 
     }
     if (y->first < w->first) w->first = y->first;
     if (y->last > w->last) w->last = y->last;
+    w->continuous |= y->continuous;
+    w->atomic_clean |= y->atomic_clean;
     if (y->last_use > w->last_use) w->last_use = y->last_use;
     int64_t align = gm_plan_region_align(p, w->region);
     int64_t end = (rel + y->real_size + align - 1) / align * align;

@@ -174,6 +174,10 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         gm_anchor x = gm_symbols_anchor(s, a);
         y->anchors[y->n_anchors++] = (gm_plan_anchor){x.node, x.index, x.out, -1};
         y->streams[y->n_streams++] = gm_node_stream(x.node);
+        /* what the packer's groups look for, noted while the node is at hand */
+        const gm_node *clean = gm_anchor_clean_node(x.node, x.out, x.index);
+        y->atomic_clean |= clean != NULL;
+        y->continuous |= gm_plan_continuous_node(x.node, x.out);
         int64_t b = anchor_bytes(x.node, x.out, x.index, o->ge_padded_sizes);
         if (b < 0) dynamic = true;
         else if (b > size) size = b;
@@ -205,7 +209,6 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         if (gm_hb_life_add(life, x.node) != GM_OK) return GM_ERR_NOMEM;
         /* memory an atomic op accumulates into is zeroed earlier by its clean node: from then
          * on it is in use */
-        const gm_node *clean = gm_anchor_clean_node(x.node, x.out, x.index);
         if (clean && gm_hb_life_add(life, clean) != GM_OK) return GM_ERR_NOMEM;
     }
     qsort(y->streams, y->n_streams, sizeof *y->streams, cmp_i64);

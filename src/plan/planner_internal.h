@@ -17,6 +17,10 @@ gm_status gm_plan_write_json_read(const gm_model *m, const gm_plan *p, char **te
  * verifier's structural scan follows the writing on it (verify_follow.c). *v is filled on GM_OK. */
 gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err);
 
+/* Does n keep its outputs (out) or inputs continuous, as a group the packer lays end to end
+ * (continuous_output / continuous_input set true; plan_items.c)? */
+bool gm_plan_continuous_node(const gm_node *n, bool out);
+
 /* Sets p->lower_bound_bytes and p->witness from the symbols' access spans [first, last_use],
  * batch labels overlaid (plan_bound.c). GM_ERR_NOMEM on allocation failure. */
 gm_status gm_plan_compute_bound(gm_plan *p);
