@@ -126,7 +126,7 @@ static gm_status join(gm_plan *p, gm_plan_symbol *w, gm_plan_symbol *y, int64_t 
     return GM_OK;
 }
 
-static bool any_group(const gm_model *m)
+bool gm_plan_nopad_any(const gm_model *m)
 {
     for (size_t t = 0; t < gm_model_node_count(m); t++) {
         const gm_attr *list = gm_node_attr_list(gm_model_node_at(m, t));
@@ -137,19 +137,24 @@ static bool any_group(const gm_model *m)
     return false;
 }
 
+gm_status gm_plan_identity_remap(const gm_plan *p, int32_t **remap)
+{
+    *remap = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof **remap);
+    if (!*remap) return GM_ERR_NOMEM;
+    for (size_t s = 0; s < p->n_symbols; s++) (*remap)[s] = (int32_t)s;
+    return GM_OK;
+}
+
 gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap_out)
 {
     *remap_out = NULL;
+    /* nothing to join: every symbol is its own (no anchor map to build) */
+    if (!gm_plan_nopad_any(m)) return gm_plan_identity_remap(p, remap_out);
     anchor_map a = {{NULL, NULL}, {NULL, NULL}};
     claim *c = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *c);
     int32_t *remap = gm_malloc((p->n_symbols ? p->n_symbols : 1) * sizeof *remap);
     gm_status st = GM_ERR_NOMEM;
     if (!c || !remap) goto out;
-    if (!any_group(m)) { /* nothing to join: every symbol is its own (no anchor map to build) */
-        for (size_t s = 0; s < p->n_symbols; s++) remap[s] = (int32_t)s;
-        st = GM_OK;
-        goto out;
-    }
     if (map_build(&a, m, p) != GM_OK) goto out;
     for (size_t s = 0; s < p->n_symbols; s++) c[s] = (claim){-1, 0};
     size_t nn = gm_model_node_count(m);

@@ -503,6 +503,38 @@ static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_sy
     return GM_OK;
 }
 
+/* The lower bound and the packer's items. The bound is taken before no-padding members join
+ * their whole; where nothing joins (most models) the merge leaves the symbols as they are, and a
+ * big plan's bound is taken on the second core beside the items: both only read the symbols. */
+typedef struct bound_job {
+    const gm_model *m;
+    gm_plan *p;
+    gm_plan_items *it;
+    gm_status st[2];
+} bound_job;
+
+static void bound_part(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    bound_job *j = ctx;
+    j->st[part] = part == 0 ? gm_plan_items_init(j->it, j->m, j->p) : gm_plan_compute_bound(j->p);
+}
+
+static gm_status bound_and_items(const gm_model *m, gm_plan *p, gm_plan_items *it, int32_t **remap,
+                                 const gm_plan_options *o)
+{
+    if (gm_plan_nopad_any(m) || p->n_symbols < 65536 || gm_parallel_parts(o->threads, 2) < 2) {
+        if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, remap) != GM_OK) return GM_ERR_NOMEM;
+        if (gm_plan_remap_witness(p, *remap) != GM_OK) return GM_ERR_NOMEM;
+        return gm_plan_items_init(it, m, p);
+    }
+    if (gm_plan_identity_remap(p, remap) != GM_OK) return GM_ERR_NOMEM;
+    bound_job j = {.m = m, .p = p, .it = it};
+    gm_parallel_run(2, bound_part, &j);
+    if (j.st[0] != GM_OK || j.st[1] != GM_OK) return GM_ERR_NOMEM;
+    return gm_plan_remap_witness(p, *remap);
+}
+
 gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **out, gm_error *err)
 {
     return gm_plan_build_symbols(m, o, NULL, out, err);
@@ -556,9 +588,7 @@ gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, gm_
 
     /* the bound is taken on the accesses, before any release, join or repair lengthens a
      * lifetime: it must hold for every valid plan, not just this one */
-    if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, &remap) != GM_OK) goto nomem;
-    if (gm_plan_remap_witness(p, remap) != GM_OK) goto nomem;
-    if (gm_plan_items_init(&it, m, p) != GM_OK) goto nomem;
+    if (bound_and_items(m, p, &it, &remap, o) != GM_OK) goto nomem;
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
     tell_stage(o, "packing");

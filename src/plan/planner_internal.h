@@ -32,6 +32,11 @@ uint32_t *gm_plan_number_labels(const gm_plan *p, size_t *n);
  * joined symbols are removed, their anchors carry offsets. *remap (gm_free it) maps each old
  * symbol index to its new one. */
 gm_status gm_plan_merge_nopad(const gm_model *m, gm_plan *p, int32_t **remap);
+/* Has m a no-padding continuous group (one walk of the nodes)? Without one the merge leaves
+ * every symbol as it is. */
+bool gm_plan_nopad_any(const gm_model *m);
+/* The remap of a merge that joins nothing: every symbol keeps its index. */
+gm_status gm_plan_identity_remap(const gm_plan *p, int32_t **remap);
 /* After gm_plan_merge_nopad: the witness names the symbols that now hold its tensors, and the
  * bound claims no more than they hold (plan_bound.c). */
 gm_status gm_plan_remap_witness(gm_plan *p, const int32_t *remap);
