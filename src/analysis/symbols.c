@@ -525,6 +525,21 @@ int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_
 
 size_t gm_symbols_count(const gm_symbols *s) { return s->n_sorted; }
 size_t gm_symbols_id_bound(const gm_symbols *s) { return s->n_syms; }
+enum { PF_SYM = 20, PF_ANCHOR = 14, PF_SLOT = 9, PF_NODE = 4 };
+
+void gm_symbols_prefetch(const gm_symbols *s, size_t i)
+{
+    const size_t n = s->n_sorted;
+    if (i + PF_SYM < n) __builtin_prefetch(&s->syms[s->sorted[i + PF_SYM]]);
+    if (i + PF_ANCHOR < n) {
+        int32_t h = s->syms[s->sorted[i + PF_ANCHOR]].head;
+        __builtin_prefetch(&s->anchor_node[h]);
+        __builtin_prefetch(&s->anchor_index[h]);
+    }
+    if (i + PF_SLOT < n) __builtin_prefetch(&s->m->order.v[s->anchor_node[s->syms[s->sorted[i + PF_SLOT]].head]]);
+    if (i + PF_NODE < n) __builtin_prefetch(s->m->order.v[s->anchor_node[s->syms[s->sorted[i + PF_NODE]].head]]);
+}
+
 int32_t gm_symbols_rank(const gm_symbols *s, size_t id) { return id < s->n_syms ? s->rank[id] : -1; }
 int32_t gm_symbols_at(const gm_symbols *s, size_t i) { return i < s->n_sorted ? s->sorted[i] : -1; }
 size_t gm_symbol_size(const gm_symbols *s, int32_t id) { return (size_t)s->syms[id].size; }

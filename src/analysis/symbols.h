@@ -46,6 +46,11 @@ size_t gm_symbols_count(const gm_symbols *s);
  * Ids follow the model's order of the symbols' first anchors: work over many symbols that
  * reads the model goes through its memory in order when it takes them by id. */
 size_t gm_symbols_id_bound(const gm_symbols *s);
+/* Asks the memory, in steps that each read what the one before asked for, for what reading
+ * the symbols a few places after name-order place i will need: the symbol, its first anchor,
+ * that anchor's node. Work over many symbols in name order visits the model all over it; a
+ * look ahead hides part of the wait. No effect on the table. */
+void gm_symbols_prefetch(const gm_symbols *s, size_t i);
 /* The place of symbol `id` in name order (gm_symbols_at's index); -1 for an id not listed. */
 int32_t gm_symbols_rank(const gm_symbols *s, size_t id);
 int32_t gm_symbols_at(const gm_symbols *s, size_t i);

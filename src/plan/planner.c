@@ -256,8 +256,10 @@ static void describe_part(void *ctx, unsigned part, unsigned parts)
     gm_parallel_share(j->p->n_symbols, part, parts, &b, &e);
     gm_hb_life *life = NULL;
     gm_status st = gm_hb_life_new(j->hb, &life);
-    for (size_t i = b; i < e && st == GM_OK; i++)
+    for (size_t i = b; i < e && st == GM_OK; i++) {
+        gm_symbols_prefetch(j->s, i);
         st = describe_symbol(j->m, j->s, gm_symbols_at(j->s, i), life, j->o, &j->p->symbols[i]);
+    }
     gm_hb_life_free(life);
     j->st[part] = st;
 }
