@@ -525,7 +525,7 @@ static void bound_part(void *ctx, unsigned part, unsigned parts)
 static gm_status bound_and_items(const gm_model *m, gm_plan *p, gm_plan_items *it, int32_t **remap,
                                  const gm_plan_options *o)
 {
-    if (gm_plan_nopad_any(m) || p->n_symbols < 65536 || gm_parallel_parts(o->threads, 2) < 2) {
+    if (p->n_symbols < 65536 || gm_parallel_parts(o->threads, 2) < 2 || gm_plan_nopad_any(m)) {
         if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, remap) != GM_OK) return GM_ERR_NOMEM;
         if (gm_plan_remap_witness(p, *remap) != GM_OK) return GM_ERR_NOMEM;
         return gm_plan_items_init(it, m, p);
