@@ -557,10 +557,6 @@ static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_spl
     return st;
 }
 
-/* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
- * those of the next recorded array (the walk meets the graphs in document order, as the scan
- * recorded them). Each node's tree lives only while it is read, with its own number tokens;
- * a long array's nodes are parsed ahead on another thread (json_read_ahead.h). */
 /* The name map's slots the next node will probe (its name, its producers'), asked for before
  * this node is read: on a million nodes the map is far from the cache, and each probe was a
  * wait. Only a look: a malformed node is told when it is read. */
@@ -578,6 +574,10 @@ static void prefetch_names(const jr *r, const cJSON *next)
     }
 }
 
+/* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
+ * those of the next recorded array (the walk meets the graphs in document order, as the scan
+ * recorded them). Each node's tree lives only while it is read, with its own number tokens;
+ * a long array's nodes are parsed ahead on another thread (json_read_ahead.h). */
 static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, const cJSON *arr)
 {
     const gm_json_split *sp = r->split;

@@ -8,25 +8,23 @@
 static const char tomb_key[1];
 #define GM_STRMAP_TOMB (tomb_key)
 
+/* FNV-1a, 64-bit: short keys, good enough spread, deterministic across runs. */
+static const uint64_t fnv_basis = 1469598103934665603ull, fnv_prime = 1099511628211ull;
+
+static inline uint64_t fnv_byte(uint64_t h, unsigned char c) { return (h ^ c) * fnv_prime; }
+
 uint64_t gm_hash_str(const char *s)
 {
-    /* FNV-1a, 64-bit: short keys, good enough spread, deterministic across runs. */
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ull;
-    }
+    uint64_t h = fnv_basis;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = fnv_byte(h, *p);
     return h;
 }
 
 void gm_strmap_prefetch(const gm_strmap *m, const char *key, size_t len)
 {
     if (!m->cap) return;
-    uint64_t h = 1469598103934665603ull; /* gm_hash_str over len bytes */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)key[i];
-        h *= 1099511628211ull;
-    }
+    uint64_t h = fnv_basis; /* gm_hash_str of key[0, len) */
+    for (size_t i = 0; i < len; i++) h = fnv_byte(h, (unsigned char)key[i]);
     size_t i = h & (m->cap - 1);
     __builtin_prefetch(&m->slots[i]);
     __builtin_prefetch(&m->hashes[i]);
