@@ -9,6 +9,10 @@
  *             internal dependencies — `--ge-protocol` leaves them out) over the caching L1 over
  *             a memory source that maps whole chunks (mmap: the "device", kept out of glibc's
  *             heap so that glibc's own figures stay its own);
+ *   graphmem-tight  the same, memory first: the L1 in expandable mode (one reserved range of the
+ *             "device", mapped and unmapped in pages) and the pools recycling before L1 grows
+ *             (gm_ms_config.recycle_before_growth), at the price of stream synchronizes (counted:
+ *             the trace has no device to wait for) and of remapping;
  *   glibc     malloc/free;
  *   jemalloc  libjemalloc.so.2 (dlopen'd, RTLD_LOCAL: malloc/free/mallctl of its own);
  *   mimalloc  libmimalloc.so.2 (dlopen'd: mi_malloc/mi_free/mi_process_info).
@@ -64,8 +68,8 @@ typedef void (*free_fn)(void *);
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 typedef void (*mi_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *);
 
-enum { A_GRAPHMEM, A_GLIBC, A_JEMALLOC, A_MIMALLOC, A_COUNT };
-static const char *const alloc_name[A_COUNT] = {"graphmem", "glibc", "jemalloc", "mimalloc"};
+enum { A_GRAPHMEM, A_TIGHT, A_GLIBC, A_JEMALLOC, A_MIMALLOC, A_COUNT };
+static const char *const alloc_name[A_COUNT] = {"graphmem", "graphmem-tight", "glibc", "jemalloc", "mimalloc"};
 
 typedef struct peer {
     bool present;
@@ -98,7 +102,7 @@ static void load_peers(void)
     if (!peers[A_MIMALLOC].present)
         fprintf(stderr, "bench_alloc: mimalloc skipped: libmimalloc.so.2 not loadable (%s); `make bench-deps` installs "
                         "libmimalloc-dev\n", h ? "symbols missing" : dlerror());
-    peers[A_GRAPHMEM].present = true;
+    peers[A_GRAPHMEM].present = peers[A_TIGHT].present = true;
 }
 
 static size_t peer_reserved(int a)
@@ -123,6 +127,7 @@ static size_t peer_reserved(int a)
 
 typedef struct dev_src {
     size_t live, peak;
+    size_t maps, syncs; /* virtual-memory map calls; stream synchronizes the allocator asked for */
 } dev_src;
 
 static int dev_alloc(void *ctx, size_t bytes, void **ptr)
@@ -176,6 +181,44 @@ static void dev_free(void *ctx, void *ptr)
     }
 }
 
+/* The "device"'s virtual memory, for the expandable L1 of graphmem-tight: a range with no access
+ * and nothing behind it, mapped by replacing a part with fresh anonymous pages, unmapped by making
+ * that part inaccessible again (the kernel drops its pages). */
+static int dev_reserve(void *ctx, size_t bytes, void **base)
+{
+    (void)ctx;
+    void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    *base = p;
+    return 0;
+}
+
+static int dev_map(void *ctx, void *addr, size_t bytes)
+{
+    dev_src *d = ctx;
+    if (mmap(addr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) return -1;
+    d->live += bytes;
+    if (d->live > d->peak) d->peak = d->live;
+    d->maps++;
+    return 0;
+}
+
+static void dev_unmap(void *ctx, void *addr, size_t bytes)
+{
+    dev_src *d = ctx;
+    mmap(addr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    d->live -= bytes;
+}
+
+static void dev_release(void *ctx, void *base, size_t bytes)
+{
+    (void)ctx;
+    munmap(base, bytes);
+}
+
+/* The trace has no device: a synchronize has nothing to wait for, and is only counted. */
+static void count_sync(void *ctx, int stream) { (void)stream, ((dev_src *)ctx)->syncs++; }
+
 typedef struct gm_stack {
     dev_src dev;
     gm_mem_source src, l1src;
@@ -192,16 +235,23 @@ static int no_device_order(void *ctx, uint32_t from, uint32_t to) { return (void
 
 static bool ge_protocol_only; /* --ge-protocol: no internal dependencies (GE's reuse rules) */
 
-/* ge_only: GE's reuse rules alone, no internal dependencies */
-static int gm_stack_open(gm_stack *s, const at_trace *t, bool ge_only)
+/* How a stack is configured: graphmem's default, GE's reuse rules alone (no internal
+ * dependencies), or graphmem-tight. */
+enum stack_mode { STACK_DEFAULT, STACK_GE, STACK_TIGHT };
+
+static int gm_stack_open(gm_stack *s, const at_trace *t, enum stack_mode mode)
 {
     memset(s, 0, sizeof *s);
-    s->src = (gm_mem_source){.ctx = &s->dev, .alloc = dev_alloc_tab, .free = dev_free};
+    s->src = (gm_mem_source){.ctx = &s->dev, .alloc = dev_alloc_tab, .free = dev_free, .reserve = dev_reserve,
+                             .map = dev_map, .unmap = dev_unmap, .release = dev_release, .granularity = 4096};
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
-    if (!(s->l1 = gm_caching_create(&s->src, &c, NULL, NULL))) return -1;
+    gm_scalable_config l1c = c;
+    l1c.expandable = mode == STACK_TIGHT;
+    if (!(s->l1 = gm_caching_create(&s->src, &l1c, NULL, NULL))) return -1;
     s->l1src = gm_caching_as_source(s->l1);
-    gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = ge_only ? NULL : no_device_order};
+    gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = mode == STACK_GE ? NULL : no_device_order,
+                        .recycle_before_growth = mode == STACK_TIGHT, .sync = count_sync, .sync_ctx = &s->dev};
     gm_error err;
     if (gm_ms_group_create(&cfg, &s->l1src, &s->g, &err) != GM_OK) return -1;
     for (uint32_t k = 0; k < t->streams; k++) s->al[k] = gm_ms_group_allocator(s->g, k);
@@ -342,7 +392,7 @@ static void human(char *buf, size_t cap, double bytes)
 }
 
 static bool header_done;
-static bool timed[A_COUNT] = {true, true, true, true}; /* --only NAME: time just that one (profiling) */
+static bool timed[A_COUNT] = {true, true, true, true, true}; /* --only NAME: time just that one (profiling) */
 
 /* Replays t through every allocator and prints its row. */
 static int bench_trace(const char *label, const at_trace *t, int runs)
@@ -369,23 +419,35 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     size_t reserved_ge = 0;
     {
         gm_stack ge;
-        int rc = gm_stack_open(&ge, t, true) || replay_gm(&ge, t, h, samples);
+        int rc = gm_stack_open(&ge, t, STACK_GE) || replay_gm(&ge, t, h, samples);
         gm_stack_close(&ge);
         if (rc) return fprintf(stderr, "bench_alloc: graphmem (GE's reuse): allocator failure\n"), -1;
         reserved_ge = max_of(samples, t->n_peak_at);
         gm_worst = (gm_breakdown){0};
     }
+    /* graphmem-tight, untimed first for its reservation and counters */
+    gm_stack gt;
+    if (gm_stack_open(&gt, t, STACK_TIGHT) || replay_gm(&gt, t, h, samples))
+        return fprintf(stderr, "bench_alloc: graphmem-tight: allocator failure\n"), gm_stack_close(&gt), -1;
+    reserved[A_TIGHT] = max_of(samples, t->n_peak_at);
+    gm_ms_stats tight;
+    gm_ms_group_stats(gt.g, &tight, NULL);
+    const size_t tight_syncs = gt.dev.syncs, tight_maps = gt.dev.maps;
+    gm_worst = (gm_breakdown){0};
     gm_stack gs;
-    if (gm_stack_open(&gs, t, ge_protocol_only) || replay_gm(&gs, t, h, samples))
+    if (gm_stack_open(&gs, t, ge_protocol_only ? STACK_GE : STACK_DEFAULT) || replay_gm(&gs, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), -1;
     reserved[A_GRAPHMEM] = max_of(samples, t->n_peak_at);
     size_t gm_held_peak = gs.dev.peak;
+    const size_t gm_syncs = gs.dev.syncs;
     /* timed: run by run, the allocators interleaved (the machine's noise hits them alike) */
     for (int r = 0; r < runs; r++) {
         for (int a = 0; a < A_COUNT; a++) {
             if (!peers[a].present || !timed[a]) continue;
             double t0 = bench_now_ms();
-            int rc = a == A_GRAPHMEM ? replay_gm(&gs, t, h, NULL) : replay_peer(a, t, h, NULL, 0);
+            int rc = a == A_GRAPHMEM ? replay_gm(&gs, t, h, NULL)
+                     : a == A_TIGHT  ? replay_gm(&gt, t, h, NULL)
+                                     : replay_peer(a, t, h, NULL, 0);
             secs[a][r] = (bench_now_ms() - t0) / 1e3;
             if (rc) return fprintf(stderr, "bench_alloc: %s failed\n", alloc_name[a]), -1;
         }
@@ -396,13 +458,15 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_caching_stats l1st;
     gm_caching_get_stats(gs.l1, &l1st);
     gm_stack_close(&gs);
+    gm_stack_close(&gt);
 
     if (!header_done) {
         printf("| trace | streams | iterations | events | alloc+free ops | peak active | 64 KiB-page peak ÷ peak |");
         for (int a = 0; a < A_COUNT; a++) printf(" %s Mops/s |", alloc_name[a]);
         for (int a = 0; a < A_COUNT; a++) printf(" %s reserved/peak |", alloc_name[a]);
-        printf(" graphmem ÷ mimalloc ops/s | graphmem reserved/peak, GE's reuse only |\n|---|---|---|---|---|---|---|");
-        for (int a = 0; a < 2 * A_COUNT + 2; a++) printf("---|");
+        printf(" graphmem ÷ mimalloc ops/s | graphmem-tight ÷ mimalloc ops/s | graphmem reserved/peak, GE's reuse only |"
+               " synchronizes per iteration: graphmem, graphmem-tight |\n|---|---|---|---|---|---|---|");
+        for (int a = 0; a < 2 * A_COUNT + 4; a++) printf("---|");
         printf("\n");
         header_done = true;
     }
@@ -423,9 +487,13 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
         if (!peers[a].present) printf(" (absent) |");
         else printf(" %.3f |", (double)reserved[a] / (double)(t->peak_live ? t->peak_live : 1));
     }
-    if (peers[A_MIMALLOC].present) printf(" %.2f× |", mops[A_GRAPHMEM] / mops[A_MIMALLOC]);
-    else printf(" - |");
-    printf(" %.3f |\n", (double)reserved_ge / (double)(t->peak_live ? t->peak_live : 1));
+    for (int a = A_GRAPHMEM; a <= A_TIGHT; a++) {
+        if (peers[A_MIMALLOC].present && mops[a] > 0 && mops[A_MIMALLOC] > 0) printf(" %.2f× |", mops[a] / mops[A_MIMALLOC]);
+        else printf(" - |");
+    }
+    printf(" %.3f |", (double)reserved_ge / (double)(t->peak_live ? t->peak_live : 1));
+    const double iters = t->iterations ? t->iterations : 1;
+    printf(" %.2f, %.2f |\n", (double)gm_syncs / iters, (double)tight_syncs / iters);
     fprintf(stderr,
             "  %s: graphmem held peak %zu B (%.3f × peak active); borrow hits %zu, local recycles %zu, birth %zu, "
             "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, internal events %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
@@ -433,6 +501,8 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
             label, gm_held_peak, (double)gm_held_peak / (double)(t->peak_live ? t->peak_live : 1), ms.borrow_hits,
             ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, ms.internal_events, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
             ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
+    fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, synchronizes %zu, device maps %zu (one replay)\n",
+            label, gt.dev.peak, tight.growth_ladders, tight_syncs, tight_maps);
     for (int a = 0; a < A_COUNT; a++) free(secs[a]);
     free(h);
     free(samples);

@@ -92,6 +92,8 @@ expect 0 "run (allocator by default)" "$GM" run --streams 2 && has "$TMP/out" "r
 expect 0 "run --dynamic" "$GM" run --dynamic --streams 4 --iterations 2 && has "$TMP/out" "recycles" "allocator stats" \
   && has "$TMP/out" "every read found its writer's data" "dynamic run clean"
 expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator"
+expect 0 "run --memory-first" "$GM" run --memory-first --streams 4 --iterations 3 --json && has "$TMP/out" '"growth_recycles":' "json recycles before growth" \
+  && has "$TMP/out" '"corrupted_reads":	0' "memory-first run clean"
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"
 expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
 expect 0 "run --plan --devices 2" "$GM" run --plan --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices"

@@ -48,8 +48,10 @@
 #include "graphmem/plan.h"
 #include "graphmem/report.h"
 #include "graphmem/runtime.h"
+#include "fake_mem_source.h"
 #include "random_graph.h"
 #include "runtime/bg_condition.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/io_reuse_check.h"
 #include "util/alloc.h"
 
@@ -669,6 +671,40 @@ static gm_status wl_dsa_degenerate(const input *in, gm_error *err)
     return gm_dsa_best_fit(b, 3, &h, err);
 }
 
+/* The expandable L1 and a pool over it giving back the idle parts of its chunks. */
+static gm_status wl_expandable(const input *in, gm_error *err)
+{
+    (void)in;
+    fake_src dev;
+    fake_init(&dev, 64);
+    gm_mem_source src = fake_source_vm(&dev, 1);
+    gm_scalable_config c;
+    gm_scalable_config_default(&c, 0);
+    gm_scalable_config l1c = c;
+    l1c.expandable = true;
+    l1c.total_threshold = 32 * FAKE_PAGE;
+    gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
+    gm_mem_source l1src = l1 ? gm_caching_as_source(l1) : src;
+    gm_scalable_allocator *pool = l1 ? gm_scalable_create(&l1src, &c) : NULL;
+    gm_span *whole = pool ? gm_scalable_alloc(pool, 9 * FAKE_PAGE) : NULL;
+    gm_status st = whole ? GM_OK : gm_error_set(err, GM_ERR_NOMEM, "expandable: out of memory");
+    gm_span *s[4] = {NULL};
+    if (whole) {
+        gm_scalable_free(pool, whole);
+        for (int i = 0; i < 4; i++) s[i] = gm_scalable_alloc(pool, (i == 3 ? 1 : 2) * FAKE_PAGE);
+        if (s[0]) gm_scalable_free(pool, s[0]);
+        if (s[2]) gm_scalable_free(pool, s[2]);
+        (void)gm_scalable_release_parts(pool); /* what it could not give back stays idle */
+        if (s[1]) gm_scalable_free(pool, s[1]);
+        if (s[3]) gm_scalable_free(pool, s[3]);
+        if (!s[1] || !s[3]) st = gm_error_set(err, GM_ERR_NOMEM, "expandable: out of memory");
+    }
+    gm_scalable_destroy(pool);
+    gm_caching_destroy(l1);
+    fake_fini(&dev);
+    return st;
+}
+
 /* More streams than the allocator's inline stream sets hold. */
 static gm_status wl_run_many_streams(const input *in, gm_error *err)
 {
@@ -678,6 +714,7 @@ static gm_status wl_run_many_streams(const input *in, gm_error *err)
     gm_run_options ro;
     gm_run_options_init(&ro);
     ro.streams = 12;
+    ro.memory_first = true; /* the expandable L1 over the host device's virtual memory */
     gm_run_stats stats;
     gm_run_assign_streams(m, ro.streams);
     if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
@@ -824,6 +861,7 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_best_fit_big, NULL, "best_fit_big", &t);
     sweep(wl_device, NULL, "device", &t);
     sweep(wl_run_many_streams, NULL, "run_many_streams", &t);
+    sweep(wl_expandable, NULL, "expandable", &t);
     make_big_plan();
     sweep(wl_verify_big, NULL, "verify_big", &t);
     gm_plan_free(g_big_plan);

@@ -30,6 +30,8 @@ static void passes(gm_model *m, const char *what)
     gm_pass_report_free(&rep);
 }
 
+static bool g_memory_first; /* the runs below use gm_run_options.memory_first */
+
 static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations, uint64_t limit, gm_run_fault fault,
                               const char *what)
 {
@@ -37,7 +39,7 @@ static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations
     gm_run_assign_streams(m, streams);
     gm_run_options o;
     gm_run_options_init(&o);
-    o.streams = streams, o.iterations = iterations, o.memory_limit = limit;
+    o.streams = streams, o.iterations = iterations, o.memory_limit = limit, o.memory_first = g_memory_first;
     gm_run_stats s;
     if (gm_run_dynamic_fault(m, &o, fault, &s, &err) != GM_OK) fail_msg("%s: run: %s", what, err.message);
     return s;
@@ -131,6 +133,34 @@ static void test_shared_models_clean(void **state)
             if (!strcmp(files[f], "control_flow.onnx")) assert_true(s.alloc.assumed_sizes > 0);
             gm_model_free(m);
         }
+}
+
+/* Memory first (an expandable L1 over the host device's virtual memory, the pools recycling before
+ * it grows): every read still intact, on 1 to 8 streams, and never more device memory than the
+ * default; on several streams less, through recycles before growing. */
+static void test_memory_first_clean(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"resnet18.onnx", "transformer_lm_train_step.graphmem.json"};
+    uint64_t recycles = 0;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++)
+        for (size_t i = 0; i < 4; i++) {
+            if (!stream_count_wanted(i)) continue;
+            gm_model *m = read_model(files[f]);
+            gm_run_stats dflt = run(m, k_streams[i], 3, files[f]);
+            g_memory_first = true;
+            gm_run_stats s = run(m, k_streams[i], 3, files[f]);
+            g_memory_first = false;
+            check_clean(&s, k_streams[i], files[f]);
+            print_message("  %-40s streams %u  device peak %llu (default %llu), %llu recycles before growing\n", files[f],
+                          k_streams[i], (unsigned long long)s.alloc.device_peak_bytes,
+                          (unsigned long long)dflt.alloc.device_peak_bytes, (unsigned long long)s.alloc.growth_recycles);
+            assert_true(s.alloc.device_peak_bytes <= dflt.alloc.device_peak_bytes);
+            if (k_streams[i] == 4) assert_true(s.alloc.device_peak_bytes < dflt.alloc.device_peak_bytes);
+            recycles += s.alloc.growth_recycles;
+            gm_model_free(m);
+        }
+    assert_true(recycles > 0);
 }
 
 /* Under a device limit the pools run dry, synchronize and recycle, and the allocators lend
@@ -279,7 +309,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_example_clean), cmocka_unit_test(test_shared_models_clean),
-        cmocka_unit_test(test_memory_pressure_borrows), cmocka_unit_test(test_early_free_is_caught),
+        cmocka_unit_test(test_memory_pressure_borrows),
+        cmocka_unit_test(test_memory_first_clean), cmocka_unit_test(test_early_free_is_caught),
         cmocka_unit_test(test_alloc_failures),          cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_groups_laid_out),         cmocka_unit_test(test_gapped_groups_are_caught),
     };

@@ -4,8 +4,8 @@
  * change_l1_allocator), ReInit's error, the BorrowAllocator (including the bucket bug GE has),
  * stale event messages, LastWaitEvents, cross-stream access and the destructor's leak sweep; and
  * what graphmem does beyond GE: lending parked blocks before the pool grows, idle chunks shared
- * between streams after an event, small blocks carved out of shared pages, and reuse through
- * internal dependencies.
+ * between streams after an event, small blocks carved out of shared pages, reuse through
+ * internal dependencies, and the pools recycling before an expandable L1 grows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -239,6 +239,72 @@ static void test_idle_chunk_shared_after_event(void **state)
     gm_ms_block_free(u, 1);
     gm_ms_last_wait_events(f.g);
     assert_int_equal(fx_close(&f), 0);
+}
+
+/* The streams synchronized, in order. */
+typedef struct syncs {
+    int stream[8];
+    size_t n;
+} syncs;
+
+static void record_sync(void *ctx, int stream)
+{
+    syncs *s = ctx;
+    if (s->n < 8) s->stream[s->n] = stream;
+    s->n++;
+}
+
+/* recycle_before_growth: stream 1 would make the expandable L1 map more while stream 0's pool
+ * sits on an idle chunk it may not take (no event): the pools are synchronized and recycled
+ * first, and stream 1 gets the same memory. Without it, the device lends twice as much. */
+static void run_recycle_before_growth(bool on)
+{
+    fake_src dev;
+    fake_init(&dev, 64);
+    gm_mem_source src = fake_source_vm(&dev, 1);
+    gm_scalable_config c;
+    gm_scalable_config_default(&c, 0);
+    gm_scalable_config l1c = c;
+    l1c.expandable = true;
+    l1c.total_threshold = 32 * P;
+    gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
+    gm_mem_source l1src = gm_caching_as_source(l1);
+    syncs sy = {0};
+    gm_ms_config cfg = {.streams = 2, .l2 = c, .sync = record_sync, .sync_ctx = &sy, .recycle_before_growth = on};
+    gm_ms_group *g;
+    gm_error err;
+    assert_int_equal(gm_ms_group_create(&cfg, &l1src, &g, &err), GM_OK);
+    gm_ms_block *x = gm_ms_l2_malloc(gm_ms_group_allocator(g, 0), 2 * P);
+    void *at = gm_ms_block_addr(x);
+    gm_ms_block_free(x, 0);
+    gm_ms_block *y = gm_ms_l2_malloc(gm_ms_group_allocator(g, 1), 2 * P);
+    gm_ms_stats st;
+    gm_ms_group_stats(g, &st, NULL);
+    if (on) {
+        assert_ptr_equal(gm_ms_block_addr(y), at);
+        assert_int_equal(dev.mapped_pages, 2);
+        assert_int_equal(st.growth_ladders, 1);
+        assert_int_equal(sy.n, 1);
+        assert_int_equal(sy.stream[0], 0); /* before its memory could leave stream 0's pool */
+    } else {
+        assert_ptr_not_equal(gm_ms_block_addr(y), at);
+        assert_int_equal(dev.mapped_pages, 4);
+        assert_int_equal(st.growth_ladders, 0);
+        assert_int_equal(sy.n, 0);
+    }
+    gm_ms_block_free(y, 1);
+    gm_ms_last_wait_events(g);
+    assert_int_equal(gm_ms_group_destroy(g), 0);
+    gm_caching_destroy(l1);
+    assert_int_equal(dev.live_bytes, 0);
+    fake_fini(&dev);
+}
+
+static void test_recycle_before_growth(void **state)
+{
+    (void)state;
+    run_recycle_before_growth(true);
+    run_recycle_before_growth(false);
 }
 
 /* A shared chunk still held at destroy goes back through the binding of the pool that fetched it. */
@@ -720,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_parked_block_that_fits_is_lent_first),
         cmocka_unit_test(test_longer_parked_block_lent_before_pool_grows),
         cmocka_unit_test(test_idle_chunk_shared_after_event),
+        cmocka_unit_test(test_recycle_before_growth),
         cmocka_unit_test(test_idle_chunk_shared_through_a_third_stream),
         cmocka_unit_test(test_destroy_returns_shared_chunk),
         cmocka_unit_test(test_small_blocks_share_pages),

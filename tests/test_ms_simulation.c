@@ -17,10 +17,13 @@
  *      allocated, every pool empty, the device whole after L1's recycle, no leak at destroy.
  *
  * Operations: GM_SIM_OPS (default 10^6) allocator calls among malloc, free, cross-stream access,
- * event send and event wait, on GM_SIM_SEED (default 1). The run is made twice: with GE's reuse
- * rules, and with internal dependencies (gm_ms_config.order, not GE's), where the allocator may
+ * event send and event wait, on GM_SIM_SEED (default 1). The run is made three times: with GE's
+ * reuse rules; with internal dependencies (gm_ms_config.order, not GE's), where the allocator may
  * make a stream wait for another to reuse what it released — the model then merges the clocks as
- * the device wait would, and invariant 2 checks that no reuse ran ahead of a dependency.
+ * the device wait would, and invariant 2 checks that no reuse ran ahead of a dependency; and
+ * memory first (internal dependencies, an expandable L1 over the fake device's virtual memory,
+ * the pools recycling before L1 grows): memory moves between streams through synchronizes and
+ * through pages unmapped in one place and mapped in another, and invariant 2 checks both.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,7 +246,7 @@ static size_t env_size(const char *name, size_t dflt)
     return v && *v ? (size_t)strtoull(v, NULL, 10) : dflt;
 }
 
-static void run_simulation(bool internal_deps)
+static void run_simulation(bool internal_deps, bool memory_first)
 {
     static sim s; /* 40 KiB of page history: not on the stack */
     memset(&s, 0, sizeof s);
@@ -251,12 +254,15 @@ static void run_simulation(bool internal_deps)
     const size_t target = env_size("GM_SIM_OPS", 1000000);
     for (size_t p = 0; p < PAGES; p++) s.owner[p] = -1;
     fake_init(&s.dev, PAGES);
-    gm_mem_source dev = fake_source(&s.dev);
+    gm_mem_source dev = memory_first ? fake_source_vm(&s.dev, 1) : fake_source(&s.dev);
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
-    assert_non_null(s.l1 = gm_caching_create(&dev, &c, on_sync, &s));
+    gm_scalable_config l1c = c;
+    l1c.expandable = memory_first;
+    if (memory_first) l1c.total_threshold = PAGES * FAKE_PAGE; /* the range: the whole fake device */
+    assert_non_null(s.l1 = gm_caching_create(&dev, &l1c, on_sync, &s));
     gm_mem_source l1 = gm_caching_as_source(s.l1);
-    gm_ms_config cfg = {.streams = NS, .l2 = c, .sync = on_sync, .sync_ctx = &s};
+    gm_ms_config cfg = {.streams = NS, .l2 = c, .sync = on_sync, .sync_ctx = &s, .recycle_before_growth = memory_first};
     if (internal_deps) cfg.order = on_order, cfg.order_ctx = &s;
     cfg.l2.total_threshold = 96 * FAKE_PAGE; /* small pools: the threshold path runs too */
     gm_error err;
@@ -308,6 +314,9 @@ static void run_simulation(bool internal_deps)
     else assert_int_equal(st.internal_events, 0);
     assert_true(st.borrow_hits > 0 && st.stale_messages > 0 && st.local_recycles > 0);
     assert_true(st.shared_chunks > 0); /* invariant 2 held for chunks that changed streams too */
+    if (memory_first) assert_true(st.growth_ladders > 0 && s.dev.unmaps > 0); /* and for what they moved */
+    printf("  recycles before growth %zu; pages mapped %zu times, unmapped %zu times\n", st.growth_ladders, s.dev.maps,
+           s.dev.unmaps);
     assert_int_equal(gm_ms_group_destroy(s.g), 0);
     for (uint32_t a = 0; a < NS; a++)
         for (uint32_t b = 0; b < NS; b++) gm_ms_event_payload_fini(&s.ev[a][b]);
@@ -319,19 +328,26 @@ static void run_simulation(bool internal_deps)
 static void test_random_multi_stream(void **state)
 {
     (void)state;
-    run_simulation(false);
+    run_simulation(false, false);
 }
 
 static void test_random_multi_stream_internal_deps(void **state)
 {
     (void)state;
-    run_simulation(true);
+    run_simulation(true, false);
+}
+
+static void test_random_multi_stream_memory_first(void **state)
+{
+    (void)state;
+    run_simulation(true, true);
 }
 
 int main(void)
 {
     gm_log_set_level(GM_LOG_ERROR);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_multi_stream),
-                                       cmocka_unit_test(test_random_multi_stream_internal_deps)};
+                                       cmocka_unit_test(test_random_multi_stream_internal_deps),
+                                       cmocka_unit_test(test_random_multi_stream_memory_first)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

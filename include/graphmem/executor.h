@@ -70,6 +70,9 @@ typedef struct gm_run_options {
     unsigned devices;    /* 1 (default) or 2; with 2, nodes whose attribute "_device" is 1 run on a
                             second device (id device_id + 1) with streams (and, in dynamic mode, an
                             allocator stack) of its own; streams * devices must not exceed 64 */
+    bool memory_first;   /* dynamic mode, not GE's default: the L1 in expandable mode (the device's
+                            virtual memory, where it has it) and the pools recycling before L1 grows
+                            (stream synchronizes for less device memory); false by default */
 } gm_run_options;
 
 void gm_run_options_init(gm_run_options *o);
@@ -92,6 +95,7 @@ typedef struct gm_run_alloc_stats {
                                  * sooner (cudaMallocAsync's internal dependencies; not GE's) */
     uint64_t leaked_blocks;     /* blocks the group's destructor had to reclaim */
     uint64_t sync_violations;   /* allocator sanity failures (a bug if > 0) */
+    uint64_t growth_recycles;   /* memory_first: recycles run instead of growing L1 */
     uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */
 } gm_run_alloc_stats;
 

@@ -110,7 +110,8 @@ gm_status gm_device_malloc(gm_device *dev, size_t size, void **out, gm_error *er
  * orders the free after the work that uses the memory (stream or event synchronize). NULL is
  * a no-op; a pointer this device did not hand out is GM_ERR_INPUT. */
 gm_status gm_device_free(gm_device *dev, void *ptr, gm_error *err);
-/* True when [ptr, ptr+size) lies inside one live allocation or mapped range of the device. */
+/* True when [ptr, ptr+size) lies inside one live allocation of the device, or inside mapped
+ * ranges that follow each other without a gap. */
 bool gm_device_owns(gm_device *dev, const void *ptr, size_t size);
 
 /* ---- virtual memory (optional) -----------------------------------------------------------

@@ -36,6 +36,9 @@ static void print_alloc_text(const gm_run_alloc_stats *a)
            "internal dependencies\n",
            "allocator events", u(a->events_sent), u(a->events_waited), u(a->messages_sent), u(a->stale_messages),
            u(a->returned_home), u(a->internal_events));
+    if (a->growth_recycles)
+        printf("  %-26s %llu (--memory-first: every stream synchronized, its idle memory back to L1)\n",
+               "recycles before growing", u(a->growth_recycles));
     if (a->assumed_sizes)
         printf("  %-26s %llu buffers of run-time size given their largest declared size or 4 KiB\n", "assumed sizes",
                u(a->assumed_sizes));
@@ -57,7 +60,7 @@ static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
              {"cross_stream_accesses", a->cross_stream_accesses}, {"events_sent", a->events_sent},
              {"events_waited", a->events_waited}, {"messages_applied", a->messages_sent},
              {"stale_messages", a->stale_messages}, {"returned_home", a->returned_home},
-             {"internal_events", a->internal_events},
+             {"internal_events", a->internal_events}, {"growth_recycles", a->growth_recycles},
              {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, (double)f[i].v);
 }
@@ -171,6 +174,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     ro.device_id = o->device, ro.streams = o->streams, ro.iterations = o->iterations;
     ro.devices = o->devices;
     ro.memory_limit = o->memory_limit;
+    ro.memory_first = o->memory_first;
     if (!gm_backend_available(ro.backend)) {
         gm_error_set(&err, GM_ERR_USAGE, "run: the %s backend is not available here%s", o->backend,
                      ro.backend == GM_BACKEND_CUDA ? " (no CUDA toolkit at build time, or no GPU)" : "");

@@ -123,7 +123,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
 }
 
 /* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
- * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES. */
+ * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES, --memory-first. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
     static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--devices",
@@ -134,6 +134,7 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
     if (!name) {
         if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK; /* the default, said explicitly */
         if (strcmp(arg, "--plan") == 0) return o->dynamic = false, GM_OK;
+        if (strcmp(arg, "--memory-first") == 0) return o->memory_first = true, GM_OK;
         return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
     }
     const char *v = take_value(arg, argc, argv, i);

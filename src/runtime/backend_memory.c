@@ -143,8 +143,15 @@ bool gm_device_owns(gm_device *dev, const void *ptr, size_t size)
     uintptr_t p = (uintptr_t)ptr;
     pthread_mutex_lock(&dev->lock);
     ptrdiff_t i = range_floor(dev, p);
-    bool ok = i >= 0 && p - dev->ranges[i].base <= dev->ranges[i].size &&
-              size <= dev->ranges[i].size - (p - dev->ranges[i].base);
+    bool ok = i >= 0 && p - dev->ranges[i].base <= dev->ranges[i].size;
+    if (ok) {
+        /* mapped ranges side by side are one piece of address space, as a device sees it */
+        uintptr_t end = dev->ranges[i].base + dev->ranges[i].size;
+        for (size_t k = (size_t)i + 1; dev->ranges[i].mapped && end - p < size && k < dev->nranges &&
+                                       dev->ranges[k].mapped && dev->ranges[k].base == end; k++)
+            end += dev->ranges[k].size;
+        ok = size <= end - p;
+    }
     pthread_mutex_unlock(&dev->lock);
     return ok;
 }

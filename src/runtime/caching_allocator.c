@@ -65,15 +65,17 @@ void gm_caching_sync_and_recycle(gm_caching_allocator *a)
     pthread_mutex_unlock(&a->mu);
 }
 
-static gm_span *try_alloc(gm_caching_allocator *a, size_t size)
+static gm_span *try_alloc_as(gm_caching_allocator *a, size_t size, gm_span *(*alloc)(gm_scalable_allocator *, size_t))
 {
-    gm_span *s = gm_scalable_alloc(a->pool, size);
+    gm_span *s = alloc(a->pool, size);
     if (s && gm_ptr_map_put(&a->spans, s->addr, s)) {
         gm_scalable_free(a->pool, s);
         return NULL;
     }
     return s;
 }
+
+static gm_span *try_alloc(gm_caching_allocator *a, size_t size) { return try_alloc_as(a, size, gm_scalable_alloc); }
 
 /* GE's AllocateWithTryRecycle: synchronize first, then free the idle memory, then retry. */
 static gm_span *alloc_with_ladder(gm_caching_allocator *a, size_t size)
@@ -113,6 +115,19 @@ gm_status gm_caching_malloc(gm_caching_allocator *a, size_t size, void **ptr, gm
     return gm_error_set(err, GM_ERR_NOMEM, "caching allocator: out of memory for %zu bytes", size);
 }
 
+gm_status gm_caching_malloc_within(gm_caching_allocator *a, size_t size, void **ptr)
+{
+    *ptr = NULL;
+    pthread_mutex_lock(&a->mu);
+    gm_span *s = a->finalized ? NULL : try_alloc_as(a, size, gm_scalable_alloc_within);
+    if (s) {
+        a->st.mallocs++;
+        *ptr = gm_span_addr(s);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return s ? GM_OK : GM_ERR_NOMEM;
+}
+
 gm_status gm_caching_free(gm_caching_allocator *a, void *ptr, gm_error *err)
 {
     pthread_mutex_lock(&a->mu);
@@ -127,6 +142,45 @@ gm_status gm_caching_free(gm_caching_allocator *a, void *ptr, gm_error *err)
             gm_scalable_free(a->pool, s);
             a->st.frees++;
         }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return st;
+}
+
+/* The part as pages of s: 0, or -1 when it is not whole pages strictly inside s. */
+static int part_pages(gm_caching_allocator *a, const gm_span *s, uintptr_t addr, size_t bytes, size_t *off, size_t *n)
+{
+    const size_t page = gm_scalable_page_size(a->pool), size = gm_scalable_span_size(a->pool, s);
+    if (addr < s->addr || (addr - s->addr) % page || !bytes || bytes % page || bytes >= size ||
+        addr - s->addr > size - bytes)
+        return -1;
+    *off = (addr - s->addr) / page;
+    *n = bytes / page;
+    return 0;
+}
+
+gm_status gm_caching_free_part(gm_caching_allocator *a, void *base, void *addr, size_t bytes, gm_error *err)
+{
+    pthread_mutex_lock(&a->mu);
+    gm_status st = GM_OK;
+    gm_span *s = a->finalized ? NULL : gm_ptr_map_get(&a->spans, (uintptr_t)base);
+    gm_span *spare[2] = {NULL, NULL};
+    size_t off = 0, n = 0;
+    if (a->finalized) {
+        st = finalized_error(err);
+    } else if (!s || part_pages(a, s, (uintptr_t)addr, bytes, &off, &n)) {
+        st = gm_error_set(err, GM_ERR_USAGE, "caching allocator: free of %p + %zu, not whole pages inside a block it handed out at %p",
+                          addr, bytes, base);
+    } else if (!(spare[0] = gm_scalable_span_struct(a->pool)) || !(spare[1] = gm_scalable_span_struct(a->pool)) ||
+               (off + n < s->pages && gm_ptr_map_put(&a->spans, (uintptr_t)addr + bytes, spare[0]))) {
+        /* the map holds the part above before anything changes: nothing can fail after */
+        st = gm_error_set(err, GM_ERR_NOMEM, "caching allocator: out of memory freeing part of %p", base);
+        gm_free(spare[0]);
+        gm_free(spare[1]);
+    } else {
+        if (!off) gm_ptr_map_del(&a->spans, (uintptr_t)base);
+        gm_scalable_free_part(a->pool, s, off, n, spare);
+        a->st.frees++;
     }
     pthread_mutex_unlock(&a->mu);
     return st;
@@ -154,13 +208,24 @@ static int source_alloc(void *ctx, size_t bytes, void **ptr)
     return gm_caching_malloc(ctx, bytes, ptr, NULL) == GM_OK ? 0 : -1;
 }
 
+static int source_alloc_within(void *ctx, size_t bytes, void **ptr)
+{
+    return gm_caching_malloc_within(ctx, bytes, ptr) == GM_OK ? 0 : -1;
+}
+
 static void source_free(void *ctx, void *ptr)
 {
     gm_error err;
     if (gm_caching_free(ctx, ptr, &err) != GM_OK) gm_log(GM_LOG_ERROR, "%s", err.message);
 }
 
+static int source_free_part(void *ctx, void *base, void *addr, size_t bytes)
+{
+    return gm_caching_free_part(ctx, base, addr, bytes, NULL) == GM_OK ? 0 : -1;
+}
+
 gm_mem_source gm_caching_as_source(gm_caching_allocator *a)
 {
-    return (gm_mem_source){.ctx = a, .alloc = source_alloc, .free = source_free};
+    return (gm_mem_source){.ctx = a, .alloc = source_alloc, .free = source_free, .alloc_within = source_alloc_within,
+                           .free_part = source_free_part};
 }

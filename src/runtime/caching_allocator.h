@@ -41,11 +41,18 @@ gm_caching_allocator *gm_caching_create(const gm_mem_source *src, const gm_scala
 void gm_caching_destroy(gm_caching_allocator *a);
 
 gm_status gm_caching_malloc(gm_caching_allocator *a, size_t size, void **ptr, gm_error *err);
+/* Malloc without the ladder that does not make the allocator hold more device memory than it
+ * ever held (gm_scalable_alloc_within); GM_ERR_NOMEM, with no message or log, when it would. */
+gm_status gm_caching_malloc_within(gm_caching_allocator *a, size_t size, void **ptr);
 gm_status gm_caching_free(gm_caching_allocator *a, void *ptr, gm_error *err);
+/* Frees [addr, addr + bytes), whole pages of the block malloc handed out at base (not all of it):
+ * the pages below stay allocated at base, those above at addr + bytes. */
+gm_status gm_caching_free_part(gm_caching_allocator *a, void *base, void *addr, size_t bytes, gm_error *err);
 /* Returns idle chunks to the source; the bytes returned (0 after finalize). */
 size_t gm_caching_recycle(gm_caching_allocator *a);
 void gm_caching_get_stats(gm_caching_allocator *a, gm_caching_stats *out);
-/* This allocator as a memory source (for the L2 pools): alloc = malloc, free = free. */
+/* This allocator as a memory source (for the L2 pools): alloc = malloc, free = free,
+ * alloc_within = malloc_within, free_part = free_part. */
 gm_mem_source gm_caching_as_source(gm_caching_allocator *a);
 
 /* ---- the registry ------------------------------------------------------------------------ */

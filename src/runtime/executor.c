@@ -42,6 +42,7 @@ void gm_run_options_init(gm_run_options *o)
     o->iterations = 1;
     o->memory_limit = 0;
     o->devices = 1;
+    o->memory_first = false;
 }
 
 void gm_run_assign_streams(gm_model *m, unsigned streams)

@@ -46,10 +46,66 @@
 
 static int device_alloc(void *ctx, size_t bytes, void **ptr)
 {
-    return gm_device_malloc(ctx, bytes, ptr, NULL) == GM_OK ? 0 : -1;
+    const struct gm_dyn_device *v = ctx;
+    return gm_device_malloc(v->dev, bytes, ptr, NULL) == GM_OK ? 0 : -1;
 }
 
-static void device_free(void *ctx, void *ptr) { gm_device_free(ctx, ptr, NULL); }
+static void device_free(void *ctx, void *ptr)
+{
+    const struct gm_dyn_device *v = ctx;
+    gm_device_free(v->dev, ptr, NULL);
+}
+
+/* The device's virtual memory, for the expandable L1 (memory_first). The backend unmaps exactly
+ * what one map backed and the allocator unmaps any part of what it mapped, so both go piece by
+ * piece, one allocator page (or one granule, when coarser) each. */
+static int device_reserve(void *ctx, size_t bytes, void **base)
+{
+    const struct gm_dyn_device *v = ctx;
+    return gm_device_reserve(v->dev, bytes, base, NULL) == GM_OK ? 0 : -1;
+}
+
+static void device_unmap(void *ctx, void *addr, size_t bytes)
+{
+    const struct gm_dyn_device *v = ctx;
+    for (size_t off = 0; off < bytes; off += v->piece) gm_device_unmap(v->dev, (char *)addr + off, v->piece, NULL);
+}
+
+static int device_map(void *ctx, void *addr, size_t bytes)
+{
+    const struct gm_dyn_device *v = ctx;
+    for (size_t off = 0; off < bytes; off += v->piece) {
+        if (gm_device_map(v->dev, (char *)addr + off, v->piece, NULL) != GM_OK) {
+            device_unmap(ctx, addr, off);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void device_release(void *ctx, void *base, size_t bytes)
+{
+    (void)bytes;
+    const struct gm_dyn_device *v = ctx;
+    gm_device_release(v->dev, base, NULL);
+}
+
+/* Device dv as L1's memory source; given a granularity (virtual memory wanted and there), its
+ * reserve/map too. */
+static gm_mem_source device_source(gm_dyn *d, unsigned dv, gm_device *dev, size_t g, size_t page)
+{
+    struct gm_dyn_device *v = &d->source[dv];
+    *v = (struct gm_dyn_device){dev, g && page % g == 0 ? page : g};
+    gm_mem_source src = {.ctx = v, .alloc = device_alloc, .free = device_free};
+    if (v->piece) {
+        src.reserve = device_reserve;
+        src.map = device_map;
+        src.unmap = device_unmap;
+        src.release = device_release;
+        src.granularity = v->piece;
+    }
+    return src;
+}
 
 /* Both levels' "synchronize", per device: stream -1 is the whole device (L1), else one of the
  * device's streams (L2). */
@@ -81,7 +137,7 @@ static int order_streams(void *ctx, uint32_t from, uint32_t to)
 }
 
 /* Device dv's stack: caching L1 over the device, a MultiStreamL2Allocator per stream. */
-static gm_status open_allocator(gm_dyn *d, unsigned dv)
+static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first)
 {
     gm_exec *x = &d->x;
     gm_device *dev = gm_place_device(x, dv);
@@ -90,12 +146,15 @@ static gm_status open_allocator(gm_dyn *d, unsigned dv)
     if (st != GM_OK) return st;
     gm_scalable_config cfg;
     gm_scalable_config_default(&cfg, (size_t)props.total_memory);
-    gm_mem_source src = {dev, device_alloc, device_free};
+    gm_scalable_config l1cfg = cfg;
+    l1cfg.expandable = memory_first;
+    const size_t vm = memory_first && props.virtual_memory ? props.vm_granularity : 0;
+    gm_mem_source src = device_source(d, dv, dev, vm, (size_t)1 << cfg.page_shift);
     d->sync_ctx[dv] = (struct gm_dyn_sync){d, dv};
-    if (!(d->l1[dv] = gm_caching_create(&src, &cfg, sync_streams, &d->sync_ctx[dv]))) return GM_ERR_NOMEM;
+    if (!(d->l1[dv] = gm_caching_create(&src, &l1cfg, sync_streams, &d->sync_ctx[dv]))) return GM_ERR_NOMEM;
     gm_mem_source l1 = gm_caching_as_source(d->l1[dv]);
     gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv],
-                       .order = order_streams, .order_ctx = &d->sync_ctx[dv]};
+                       .order = order_streams, .order_ctx = &d->sync_ctx[dv], .recycle_before_growth = memory_first};
     return gm_ms_group_create(&ms, &l1, &d->g[dv], x->err);
 }
 
@@ -108,7 +167,7 @@ static gm_status open_resources(gm_dyn *d, const gm_run_options *o, gm_place_fau
     unsigned total = gm_exec_total_streams(x);
     for (unsigned s = 0; s < total && st == GM_OK; s++)
         if (s % x->n_streams) st = gm_event_create(gm_place_device(x, s / x->n_streams), &d->end_event[s], x->err);
-    for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv);
+    for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv, o->memory_first);
     return st;
 }
 
@@ -388,7 +447,7 @@ static void copy_alloc_stats(gm_dyn *d)
         a->events_sent += ms.events_sent, a->events_waited += ms.events_waited;
         a->messages_sent += ms.messages_sent, a->stale_messages += ms.stale_messages;
         a->returned_home += ms.returned_home, a->sync_violations += ms.sync_violations;
-        a->internal_events += ms.internal_events;
+        a->internal_events += ms.internal_events, a->growth_recycles += ms.growth_ladders;
     }
 }
 

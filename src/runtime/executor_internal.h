@@ -177,6 +177,10 @@ typedef struct gm_dyn {
         struct gm_dyn *d;
         unsigned dev;
     } sync_ctx[2];
+    struct gm_dyn_device {  /* the memory source of a device's L1 */
+        struct gm_device *dev;
+        size_t piece;       /* bytes per backend map (0: no virtual memory) */
+    } source[2];
 } gm_dyn;
 
 /* Builds everything above from d->x's tasks (gm_exec_init_constants ran) and the symbols. */

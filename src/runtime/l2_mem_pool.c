@@ -64,7 +64,7 @@ size_t gm_l2_pool_recycle(gm_l2_mem_pool *p)
     if (gm_scalable_get_stats(p->sa)->idle == 0) return 0;
     if (p->sync) p->sync(p->sync_ctx, p->stream);
     p->syncs++;
-    return gm_scalable_recycle(p->sa);
+    return gm_scalable_recycle(p->sa) + gm_scalable_release_parts(p->sa);
 }
 
 /* Cache, then another stream's idle chunk (when a sharing hook is set), then L1, then the

@@ -8,21 +8,44 @@
 
 /* ---- the L1 adaptor (GE's MultiStreamL1Allocator) ------------------------------------------ */
 
-/* L1 ran dry: every stream's pool gives its idle memory back (each synchronized first) and the
- * allocation is retried. A pool asked while it is itself fetching is consistent at that point
- * (ScalableAllocator touches no shared state around the source call). */
-static int l1_alloc(void *ctx, size_t bytes, void **ptr)
+/* Every stream's pool gives its idle memory back to L1, each synchronized first; with `retry`,
+ * the allocation is retried after each pool that gave something, and the first success ends it
+ * (GE's order when L1 ran dry). A pool asked while it is itself fetching is consistent at that
+ * point (ScalableAllocator touches no shared state around the source call). */
+static int recycle_pools(gm_ms_group *g, const gm_ms_l1_binding *bd, size_t bytes, void **ptr, bool retry)
 {
-    gm_ms_l1_binding *bd = ctx;
-    if (bd->l1.alloc(bd->l1.ctx, bytes, ptr) == 0) return 0;
-    gm_ms_group *g = bd->group;
-    if (g->in_l1_ladder) return -1;
     g->in_l1_ladder = true;
     int rc = -1;
     for (uint32_t s = 0; s < g->n && rc; s++)
-        if (gm_ms_l2_recycle_free_mem(g->alloc[s])) rc = bd->l1.alloc(bd->l1.ctx, bytes, ptr);
+        if (gm_ms_l2_recycle_free_mem(g->alloc[s]) && retry) rc = bd->l1.alloc(bd->l1.ctx, bytes, ptr);
     g->in_l1_ladder = false;
     return rc;
+}
+
+static size_t pools_idle(const gm_ms_group *g)
+{
+    size_t idle = 0;
+    for (uint32_t s = 0; s < g->n; s++) idle += gm_l2_pool_stats(g->alloc[s]->pool)->idle;
+    return idle;
+}
+
+/* L1 ran dry: the pools give their idle memory back and the allocation is retried. With
+ * recycle_before_growth, they also do before L1 would grow, when their idle memory could have
+ * served the request (all of them, then the allocation goes on as usual). */
+static int l1_alloc(void *ctx, size_t bytes, void **ptr)
+{
+    gm_ms_l1_binding *bd = ctx;
+    gm_ms_group *g = bd->group;
+    if (g->recycle_before_growth && bd->l1.alloc_within && !g->in_l1_ladder) {
+        if (bd->l1.alloc_within(bd->l1.ctx, bytes, ptr) == 0) return 0;
+        if (pools_idle(g) >= bytes) {
+            (void)recycle_pools(g, bd, bytes, ptr, false);
+            g->st.growth_ladders++;
+            if (bd->l1.alloc_within(bd->l1.ctx, bytes, ptr) == 0) return 0;
+        }
+    }
+    if (bd->l1.alloc(bd->l1.ctx, bytes, ptr) == 0) return 0;
+    return g->in_l1_ladder ? -1 : recycle_pools(g, bd, bytes, ptr, true);
 }
 
 static void l1_free(void *ctx, void *ptr)
@@ -31,13 +54,20 @@ static void l1_free(void *ctx, void *ptr)
     bd->l1.free(bd->l1.ctx, ptr);
 }
 
+static int l1_free_part(void *ctx, void *base, void *addr, size_t bytes)
+{
+    gm_ms_l1_binding *bd = ctx;
+    return bd->l1.free_part(bd->l1.ctx, base, addr, bytes);
+}
+
 static gm_ms_l1_binding *bind_l1(gm_ms_l2_allocator *a, const gm_mem_source *l1, gm_mem_source *as_source)
 {
     gm_ms_l1_binding *bd = gm_malloc(sizeof *bd);
     if (!bd) return NULL;
     *bd = (gm_ms_l1_binding){*l1, a->group, a->bindings};
     a->bindings = bd;
-    *as_source = (gm_mem_source){.ctx = bd, .alloc = l1_alloc, .free = l1_free};
+    *as_source = (gm_mem_source){.ctx = bd, .alloc = l1_alloc, .free = l1_free,
+                                 .free_part = l1->free_part ? l1_free_part : NULL};
     return bd;
 }
 
@@ -119,6 +149,7 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
     g->sync_ctx = cfg->sync_ctx;
     g->order = cfg->order;
     g->order_ctx = cfg->order_ctx;
+    g->recycle_before_growth = cfg->recycle_before_growth;
     for (uint32_t s = 0; s < g->n; s++) {
         if (!(g->alloc[s] = allocator_create(g, s, cfg, l1))) {
             gm_ms_group_destroy(g);

@@ -40,6 +40,12 @@ typedef struct gm_ms_config {
      * NULL: GE's behaviour, no dependency is ever added. */
     int (*order)(void *ctx, uint32_t from, uint32_t to);
     void *order_ctx;
+    /* Not GE's: before L1 would hold more device memory than it ever held (an L1 with
+     * alloc_within, e.g. the expandable caching allocator), the pools give their idle memory
+     * back when it could serve the request: GE's ladder for a failed allocation (synchronize
+     * each stream, recycle, retry), run before growing instead of after failing. Costs a
+     * synchronize of every stream each time (counted in growth_ladders). false: GE's behaviour. */
+    bool recycle_before_growth;
 } gm_ms_config;
 
 typedef struct gm_ms_stats {
@@ -52,6 +58,7 @@ typedef struct gm_ms_stats {
     size_t lost_messages;              /* local recycles not queued for lack of memory */
     size_t shared_chunks;              /* idle chunks one pool took from another (not GE's) */
     size_t internal_events;            /* dependencies added so that memory could be reused (not GE's) */
+    size_t growth_ladders;             /* recycles run instead of growing L1 (recycle_before_growth) */
 } gm_ms_stats;
 
 gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err);

@@ -1,33 +1,10 @@
 /* scalable_allocator.c — the span/page buddy cache of reference §6.8 (see scalable_allocator.h). */
-#include "runtime/scalable_allocator.h"
+#include "runtime/scalable_internal.h"
 
 #include <assert.h>
-#include <pthread.h>
 
 #include "graphmem/log.h"
 #include "util/alloc.h"
-
-struct gm_scalable_allocator {
-    gm_scalable_config cfg;
-    gm_mem_source src;
-    gm_span_layers layers;
-    gm_chunk *chunks;    /* every chunk held from a source */
-    gm_span *spare;      /* span structs kept for reuse (linked by lnext) */
-    gm_chunk *spare_chunks; /* chunk structs kept for reuse (linked by next): an L2 pool hands
-                             * its chunks back at every LastWaitEvents and fetches them again */
-    size_t live;         /* spans handed out */
-    uint64_t stamp;      /* given to chunks that become wholly idle */
-    gm_scalable_stats st;
-#ifndef NDEBUG
-    pthread_t owner;
-#endif
-};
-
-#ifndef NDEBUG
-#define CHECK_THREAD(a) assert(!(a)->cfg.check_thread || pthread_equal((a)->owner, pthread_self()))
-#else
-#define CHECK_THREAD(a) ((void)0)
-#endif
 
 void gm_scalable_config_default(gm_scalable_config *c, size_t device_total)
 {
@@ -81,8 +58,6 @@ void gm_scalable_set_source(gm_scalable_allocator *a, const gm_mem_source *src)
     a->src = *src;
 }
 
-static size_t page_bytes(const gm_scalable_allocator *a) { return (size_t)1 << a->cfg.page_shift; }
-static size_t bytes_of(const gm_scalable_allocator *a, size_t pages) { return pages << a->cfg.page_shift; }
 size_t gm_scalable_page_size(const gm_scalable_allocator *a) { return page_bytes(a); }
 size_t gm_scalable_span_size(const gm_scalable_allocator *a, const gm_span *s) { return bytes_of(a, s->pages); }
 const gm_scalable_stats *gm_scalable_get_stats(const gm_scalable_allocator *a) { return &a->st; }
@@ -93,40 +68,7 @@ size_t gm_scalable_layer_count(const gm_scalable_allocator *a, size_t pages)
     return pages < a->layers.n ? a->layers.layer[pages].count : 0;
 }
 
-/* ---- span structs ------------------------------------------------------------------------- */
-
-static gm_span *new_span(gm_scalable_allocator *a)
-{
-    gm_span *s = a->spare;
-    if (s) a->spare = s->lnext;
-    else if (!(s = gm_malloc(sizeof *s))) return NULL;
-    *s = (gm_span){0};
-    return s;
-}
-
-static void drop_span(gm_scalable_allocator *a, gm_span *s)
-{
-    s->lnext = a->spare;
-    a->spare = s;
-}
-
-static bool whole_chunk(const gm_span *s) { return !s->prev_buddy && !s->next_buddy; }
-
 /* ---- the idle cache ----------------------------------------------------------------------- */
-
-static void cache_push(gm_scalable_allocator *a, gm_span *s)
-{
-    s->free = true;
-    gm_span_layers_push(&a->layers, s);
-    a->st.idle += bytes_of(a, s->pages);
-}
-
-static void cache_remove(gm_scalable_allocator *a, gm_span *s)
-{
-    gm_span_layers_remove(&a->layers, s);
-    s->free = false;
-    a->st.idle -= bytes_of(a, s->pages);
-}
 
 static void release_chunk(gm_scalable_allocator *a, gm_span *s)
 {
@@ -160,14 +102,7 @@ static int split(gm_scalable_allocator *a, gm_span *s, size_t pages)
 {
     gm_span *r = new_span(a);
     if (!r) return -1;
-    r->addr = s->addr + bytes_of(a, pages);
-    r->pages = s->pages - pages;
-    r->chunk = s->chunk;
-    r->prev_buddy = s;
-    r->next_buddy = s->next_buddy;
-    if (s->next_buddy) s->next_buddy->prev_buddy = r;
-    s->next_buddy = r;
-    s->pages = pages;
+    span_cut(a, s, pages, r);
     cache_push(a, r);
     a->st.splits++;
     return 0;
@@ -186,20 +121,22 @@ static gm_span *from_larger_layer(gm_scalable_allocator *a, size_t pages)
     return s;
 }
 
-static gm_span *fetch_new_span(gm_scalable_allocator *a, size_t pages)
+static gm_span *fetch_new_span(gm_scalable_allocator *a, size_t pages, bool within)
 {
     size_t bytes = bytes_of(a, pages);
     if (a->st.occupied + bytes > a->cfg.total_threshold && a->st.idle > 0) {
         a->st.threshold_fails++; /* the caller recycles the idle memory and retries */
         return NULL;
     }
+    gm_span *s = gm_arena_alloc(a, pages, within);
+    if (s || (within && a->arena.chunk)) return s;
     /* Every span of the chunk is at most as long: reserving its layer now means no later
      * push has to grow the tables (and fail half-way). */
     if (gm_span_layers_reserve(&a->layers, pages)) return NULL;
     gm_chunk *c = a->spare_chunks;
     if (c) a->spare_chunks = c->next;
     else c = gm_calloc(1, sizeof *c);
-    gm_span *s = new_span(a);
+    s = new_span(a);
     void *p = NULL;
     if (!c || !s || a->src.alloc(a->src.ctx, bytes, &p)) {
         if (c) {
@@ -226,7 +163,10 @@ bool gm_scalable_can_serve(const gm_scalable_allocator *a, size_t size)
     return k && bytes_of(a, k) < a->cfg.unsplittable;
 }
 
-static gm_span *alloc_pages(gm_scalable_allocator *a, size_t size, bool fetch)
+/* What an alloc may do when the cache cannot serve. */
+enum fetch_mode { FETCH_NONE, FETCH_ANY, FETCH_WITHIN };
+
+static gm_span *alloc_pages(gm_scalable_allocator *a, size_t size, enum fetch_mode fetch)
 {
     CHECK_THREAD(a);
     size_t pages = (size + page_bytes(a) - 1) >> a->cfg.page_shift;
@@ -237,7 +177,7 @@ static gm_span *alloc_pages(gm_scalable_allocator *a, size_t size, bool fetch)
         s->free = false;
         a->st.idle -= bytes_of(a, pages);
     } else if (!(s = from_larger_layer(a, pages))) {
-        if (!fetch || !(s = fetch_new_span(a, pages))) return NULL;
+        if (fetch == FETCH_NONE || !(s = fetch_new_span(a, pages, fetch == FETCH_WITHIN))) return NULL;
     }
     a->live++;
     a->st.occupied += bytes_of(a, pages);
@@ -245,8 +185,9 @@ static gm_span *alloc_pages(gm_scalable_allocator *a, size_t size, bool fetch)
     return s;
 }
 
-gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, true); }
-gm_span *gm_scalable_alloc_cached(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, false); }
+gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, FETCH_ANY); }
+gm_span *gm_scalable_alloc_cached(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, FETCH_NONE); }
+gm_span *gm_scalable_alloc_within(gm_scalable_allocator *a, size_t size) { return alloc_pages(a, size, FETCH_WITHIN); }
 
 /* ---- free --------------------------------------------------------------------------------- */
 
@@ -280,12 +221,91 @@ void gm_scalable_free(gm_scalable_allocator *a, gm_span *s)
         cache_remove(a, s);
         absorb_next_occupied(a, s);
     }
-    if (whole_chunk(s) && layer_full(a, s->pages)) {
+    const bool in_arena = s->chunk == a->arena.chunk; /* the range is never handed back on free */
+    if (!in_arena && whole_chunk(s) && layer_full(a, s->pages)) {
         release_chunk(a, s);
         return;
     }
-    if (whole_chunk(s)) s->chunk->idle_stamp = a->stamp;
+    if (!in_arena && whole_chunk(s)) s->chunk->idle_stamp = a->stamp;
     cache_push(a, s); /* its layer exists: the chunk's length was reserved at fetch */
+}
+
+gm_span *gm_scalable_span_struct(gm_scalable_allocator *a) { return new_span(a); }
+
+gm_span *gm_scalable_free_part(gm_scalable_allocator *a, gm_span *s, size_t off, size_t n, gm_span *spare[2])
+{
+    CHECK_THREAD(a);
+    assert(!s->free && n && off + n <= s->pages && n < s->pages);
+    gm_span *mid = s, *hi = NULL;
+    if (off + n < s->pages) {
+        hi = spare[0];
+        span_cut(a, s, off + n, hi);
+        a->live++;
+    } else {
+        drop_span(a, spare[0]);
+    }
+    if (off) {
+        mid = spare[1];
+        span_cut(a, s, off, mid);
+        a->live++;
+    } else {
+        drop_span(a, spare[1]);
+    }
+    gm_scalable_free(a, mid);
+    return hi;
+}
+
+/* Idle span s, part of a longer chunk, goes back to the chunk's source (free_part); the chunk is
+ * left as the one or two runs of spans around it. */
+static bool release_part(gm_scalable_allocator *a, gm_span *s)
+{
+    gm_chunk *c = s->chunk, *upper = NULL;
+    gm_span *p = s->prev_buddy, *n = s->next_buddy;
+    if (p && n) { /* two runs: the upper one becomes a chunk of its own */
+        if (!(upper = a->spare_chunks ? a->spare_chunks : gm_calloc(1, sizeof *upper))) return false;
+        if (upper == a->spare_chunks) a->spare_chunks = upper->next;
+    }
+    const uintptr_t base = c->base, end = c->base + bytes_of(a, c->pages);
+    if (c->src.free_part(c->src.ctx, (void *)base, (void *)s->addr, bytes_of(a, s->pages))) {
+        if (upper) {
+            upper->next = a->spare_chunks;
+            a->spare_chunks = upper;
+        }
+        return false; /* it stays idle here */
+    }
+    cache_remove(a, s);
+    if (upper) {
+        *upper = (gm_chunk){.base = n->addr, .pages = (end - n->addr) >> a->cfg.page_shift, .src = c->src,
+                            .first = n, .idle_stamp = c->idle_stamp, .next = a->chunks};
+        if (a->chunks) a->chunks->prev = upper;
+        a->chunks = upper;
+        for (gm_span *t = n; t; t = t->next_buddy) t->chunk = upper;
+    } else if (n) { /* the chunk now starts above s */
+        c->base = n->addr;
+        c->first = n;
+    }
+    if (p) {
+        p->next_buddy = NULL;
+        c->pages = (s->addr - c->base) >> a->cfg.page_shift;
+    } else {
+        c->pages -= s->pages;
+    }
+    if (n) n->prev_buddy = NULL;
+    drop_span(a, s);
+    return true;
+}
+
+size_t gm_scalable_release_parts(gm_scalable_allocator *a)
+{
+    CHECK_THREAD(a);
+    size_t returned = 0;
+    for (size_t k = gm_span_layers_next(&a->layers, 1); k; k = gm_span_layers_next(&a->layers, k + 1))
+        for (gm_span *s = a->layers.layer[k].head, *next; s; s = next) {
+            next = s->lnext;
+            if (!whole_chunk(s) && s->chunk != a->arena.chunk && s->chunk->src.free_part && release_part(a, s))
+                returned += bytes_of(a, k);
+        }
+    return returned;
 }
 
 void gm_scalable_set_stamp(gm_scalable_allocator *a, uint64_t stamp) { a->stamp = stamp; }
@@ -305,7 +325,7 @@ static gm_span *find_idle_whole(const gm_scalable_allocator *a, size_t size, uin
     for (int layers = 0; k && layers < TAKE_SCAN_LAYERS; layers++, k = gm_span_layers_next(&a->layers, k + 1)) {
         int seen = 0;
         for (gm_span *s = a->layers.layer[k].head; s && seen < TAKE_SCAN_SPANS; s = s->lnext, seen++)
-            if (whole_chunk(s) && s->chunk->idle_stamp < stamp_below) return s;
+            if (whole_chunk(s) && s->chunk != a->arena.chunk && s->chunk->idle_stamp < stamp_below) return s;
     }
     return NULL;
 }
@@ -346,12 +366,12 @@ int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c)
 size_t gm_scalable_recycle(gm_scalable_allocator *a)
 {
     CHECK_THREAD(a);
-    size_t returned = 0;
+    size_t returned = gm_arena_trim(a);
     for (size_t k = gm_span_layers_next(&a->layers, 1); k; k = gm_span_layers_next(&a->layers, k + 1)) {
         gm_span *s = a->layers.layer[k].head;
         while (s) {
             gm_span *next = s->lnext;
-            if (whole_chunk(s)) {
+            if (whole_chunk(s) && s->chunk != a->arena.chunk) {
                 cache_remove(a, s);
                 returned += bytes_of(a, k);
                 release_chunk(a, s);
@@ -366,6 +386,7 @@ void gm_scalable_destroy(gm_scalable_allocator *a)
 {
     if (!a) return;
     if (a->live) gm_log(GM_LOG_WARN, "ScalableAllocator: %zu spans still occupied at destroy; returning their memory", a->live);
+    gm_arena_close(a);
     while (a->chunks) {
         gm_chunk *c = a->chunks;
         a->chunks = c->next;

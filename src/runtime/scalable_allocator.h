@@ -10,6 +10,18 @@
  * When occupied + request would pass the total threshold and idle memory exists, Alloc fails
  * instead of fetching, so that the caller recycles (and synchronizes) first and retries.
  *
+ * Expandable mode (GE's virtual-address + physical-page mode; config.expandable and a source with
+ * virtual memory): the allocator reserves one address range of total_threshold bytes and maps it
+ * from the bottom up as it needs memory, so all of its spans are buddies of one chunk and free
+ * neighbours merge whichever fetch they came from. Free parts of the range are either mapped
+ * (idle, cached in the layers as usual) or holes (nothing mapped). A request the layers cannot
+ * serve maps the lowest hole that fits (with the idle span below it, when that shortens the map).
+ * Mapping never lifts the bytes mapped above their previous most while idle spans could be
+ * unmapped instead: the smallest idle spans are unmapped first, so the allocator holds no more
+ * than its largest occupancy (page-rounded, whole granules of the source). Recycle unmaps every
+ * idle span. Where the source has no virtual memory, reserving fails or no hole fits, it fetches
+ * chunks as above, quietly.
+ *
  * Single-threaded by contract, as GE's (its callers are serialized by the executor or by the
  * caching allocator's lock); debug builds assert that every call comes from the creating thread.
  */
@@ -37,6 +49,7 @@ typedef struct gm_scalable_config {
     size_t uncacheable;           /* whole chunks at least this long go back on free */
     size_t small_block_max;       /* L2 pools: blocks up to this long are carved out of shared pages
                                    * (subpage.h; 0: every block takes whole pages, as in GE) */
+    bool expandable;              /* grow one reserved address range (see above); GE's default: off */
     bool check_thread;            /* debug builds: assert single-thread use */
 } gm_scalable_config;
 
@@ -48,7 +61,8 @@ void gm_scalable_config_default(gm_scalable_config *c, size_t device_total);
 /* GE's ge.experiment.memory_pool_threshold (GiB): must lie in (0, current threshold]. 0 or -1. */
 int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib);
 
-/* A chunk: one piece of source memory, carved into buddy spans. */
+/* A chunk: one piece of source memory, carved into buddy spans (in expandable mode, the reserved
+ * range: `pages` is the part mapped). */
 typedef struct gm_chunk {
     uintptr_t base;
     size_t pages;
@@ -65,6 +79,7 @@ struct gm_span {
     gm_span *prev_buddy, *next_buddy; /* address neighbours inside the chunk */
     gm_span *lprev, *lnext;           /* layer list while free; lnext links spare structs */
     bool free;
+    bool hole; /* expandable mode: a free part of the range with nothing mapped (in no layer) */
     /* a small block carved out of a page (subpage.h): its page and its units; NULL otherwise */
     struct gm_subpage *sub;
     uint32_t unit0, units;
@@ -91,6 +106,9 @@ void gm_scalable_set_source(gm_scalable_allocator *a, const gm_mem_source *src);
 gm_span *gm_scalable_alloc(gm_scalable_allocator *a, size_t size);
 /* The same from the cache only (never calls the source); NULL when it cannot serve. */
 gm_span *gm_scalable_alloc_cached(gm_scalable_allocator *a, size_t size);
+/* Expandable mode: the same, but NULL rather than lifting the bytes mapped above their previous
+ * most (the caller may recycle memory held elsewhere first); other modes: gm_scalable_alloc. */
+gm_span *gm_scalable_alloc_within(gm_scalable_allocator *a, size_t size);
 void gm_scalable_free(gm_scalable_allocator *a, gm_span *s);
 /* Whether an alloc of size would be served from the cache (no source call). */
 bool gm_scalable_can_serve(const gm_scalable_allocator *a, size_t size);
@@ -108,8 +126,22 @@ size_t gm_scalable_idle_chunk_fit(const gm_scalable_allocator *a, size_t size, u
 /* Takes c (from gm_scalable_take_idle_chunk of another allocator) as an idle chunk of a's own;
  * 0, or -1 when out of memory (c is then left to the caller). */
 int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c);
-/* Returns every idle whole chunk to its source; the bytes returned. */
+/* Returns every idle whole chunk to its source (and, expandable, unmaps the free top); the bytes
+ * returned. */
 size_t gm_scalable_recycle(gm_scalable_allocator *a);
+/* Returns the idle spans that are parts of longer chunks to their sources (when these have
+ * free_part; not GE's, whose Recycle returns whole chunks only); the bytes returned. */
+size_t gm_scalable_release_parts(gm_scalable_allocator *a);
+
+/* ---- freeing a part of a span (the L1 side of gm_scalable_release_parts) ------------------- */
+
+/* A blank span struct for gm_scalable_free_part, or NULL (out of memory). */
+gm_span *gm_scalable_span_struct(gm_scalable_allocator *a);
+/* Frees pages [off, off + n) of occupied span s (not all of it): s stays occupied below them when
+ * off > 0, the rest above them becomes the occupied span returned (NULL when there is none), and
+ * the freed pages merge like any freed span. spare[0] and spare[1] come from
+ * gm_scalable_span_struct: spare[0] becomes the returned span, the unused ones go back. */
+gm_span *gm_scalable_free_part(gm_scalable_allocator *a, gm_span *s, size_t off, size_t n, gm_span *spare[2]);
 
 size_t gm_scalable_span_size(const gm_scalable_allocator *a, const gm_span *s);
 size_t gm_scalable_page_size(const gm_scalable_allocator *a);
