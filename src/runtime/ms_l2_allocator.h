@@ -44,7 +44,8 @@ typedef struct gm_ms_config {
      * alloc_within, e.g. the expandable caching allocator), the pools give their idle memory
      * back when it could serve the request: GE's ladder for a failed allocation (synchronize
      * each stream, recycle, retry), run before growing instead of after failing. Costs a
-     * synchronize of every stream each time (counted in growth_ladders). false: GE's behaviour. */
+     * synchronize of every stream each time (counted in growth_ladders). A pool's recycle then
+     * also gives back the idle parts of its chunks (an L1 with free_part). false: GE's behaviour. */
     bool recycle_before_growth;
 } gm_ms_config;
 

@@ -11,16 +11,15 @@
  * instead of fetching, so that the caller recycles (and synchronizes) first and retries.
  *
  * Expandable mode (GE's virtual-address + physical-page mode; config.expandable and a source with
- * virtual memory): the allocator reserves one address range of total_threshold bytes and maps it
- * from the bottom up as it needs memory, so all of its spans are buddies of one chunk and free
+ * virtual memory): the allocator reserves one address range of total_threshold bytes and maps
+ * parts of it as it needs memory, so all of its spans are buddies of one chunk and free
  * neighbours merge whichever fetch they came from. Free parts of the range are either mapped
  * (idle, cached in the layers as usual) or holes (nothing mapped). A request the layers cannot
  * serve maps the lowest hole that fits (with the idle span below it, when that shortens the map).
- * Mapping never lifts the bytes mapped above their previous most while idle spans could be
- * unmapped instead: the smallest idle spans are unmapped first, so the allocator holds no more
- * than its largest occupancy (page-rounded, whole granules of the source). Recycle unmaps every
- * idle span. Where the source has no virtual memory, reserving fails or no hole fits, it fetches
- * chunks as above, quietly.
+ * gm_scalable_alloc_within never lifts the bytes mapped above their previous most: it unmaps the
+ * smallest idle spans first, and fails rather than grow (the caller may recycle elsewhere and
+ * retry). Recycle unmaps every idle span. Where the source has no virtual memory, reserving fails
+ * or no hole fits, the allocator fetches chunks as above, quietly.
  *
  * Single-threaded by contract, as GE's (its callers are serialized by the executor or by the
  * caching allocator's lock); debug builds assert that every call comes from the creating thread.
@@ -61,8 +60,8 @@ void gm_scalable_config_default(gm_scalable_config *c, size_t device_total);
 /* GE's ge.experiment.memory_pool_threshold (GiB): must lie in (0, current threshold]. 0 or -1. */
 int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib);
 
-/* A chunk: one piece of source memory, carved into buddy spans (in expandable mode, the reserved
- * range: `pages` is the part mapped). */
+/* A chunk: one piece of source memory, carved into buddy spans (in expandable mode also the
+ * reserved range, `pages` long, mapped or not). */
 typedef struct gm_chunk {
     uintptr_t base;
     size_t pages;
@@ -126,8 +125,8 @@ size_t gm_scalable_idle_chunk_fit(const gm_scalable_allocator *a, size_t size, u
 /* Takes c (from gm_scalable_take_idle_chunk of another allocator) as an idle chunk of a's own;
  * 0, or -1 when out of memory (c is then left to the caller). */
 int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c);
-/* Returns every idle whole chunk to its source (and, expandable, unmaps the free top); the bytes
- * returned. */
+/* Returns every idle whole chunk to its source (and, expandable, unmaps every idle span of the
+ * range); the bytes returned. */
 size_t gm_scalable_recycle(gm_scalable_allocator *a);
 /* Returns the idle spans that are parts of longer chunks to their sources (when these have
  * free_part; not GE's, whose Recycle returns whole chunks only); the bytes returned. */
