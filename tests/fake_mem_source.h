@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "runtime/mem_source.h"
+#include "runtime/scalable_allocator.h"
 
 #define FAKE_PAGE ((size_t)65536)
 #define FAKE_BASE ((uintptr_t)0x100000000ull)
@@ -160,6 +161,16 @@ static inline void fake_release(void *ctx, void *base, size_t bytes)
     memset(f->used + first, FAKE_FREE, n);
     f->run[first] = 0;
     f->releases++;
+}
+
+/* GE's default config in expandable mode, its range `cap_pages` long. */
+static inline gm_scalable_config fake_expandable_config(size_t cap_pages)
+{
+    gm_scalable_config c;
+    gm_scalable_config_default(&c, 0);
+    c.expandable = true;
+    c.total_threshold = cap_pages * FAKE_PAGE;
+    return c;
 }
 
 /* The source with virtual memory, in granules of `granule_pages` pages. */

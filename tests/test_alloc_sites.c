@@ -678,11 +678,8 @@ static gm_status wl_expandable(const input *in, gm_error *err)
     fake_src dev;
     fake_init(&dev, 64);
     gm_mem_source src = fake_source_vm(&dev, 1);
-    gm_scalable_config c;
+    gm_scalable_config c, l1c = fake_expandable_config(32);
     gm_scalable_config_default(&c, 0);
-    gm_scalable_config l1c = c;
-    l1c.expandable = true;
-    l1c.total_threshold = 32 * FAKE_PAGE;
     gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
     gm_mem_source l1src = l1 ? gm_caching_as_source(l1) : src;
     gm_scalable_allocator *pool = l1 ? gm_scalable_create(&l1src, &c) : NULL;

@@ -262,11 +262,8 @@ static void run_recycle_before_growth(bool on)
     fake_src dev;
     fake_init(&dev, 64);
     gm_mem_source src = fake_source_vm(&dev, 1);
-    gm_scalable_config c;
+    gm_scalable_config c, l1c = fake_expandable_config(32);
     gm_scalable_config_default(&c, 0);
-    gm_scalable_config l1c = c;
-    l1c.expandable = true;
-    l1c.total_threshold = 32 * P;
     gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
     gm_mem_source l1src = gm_caching_as_source(l1);
     syncs sy = {0};

@@ -257,9 +257,7 @@ static void run_simulation(bool internal_deps, bool memory_first)
     gm_mem_source dev = memory_first ? fake_source_vm(&s.dev, 1) : fake_source(&s.dev);
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
-    gm_scalable_config l1c = c;
-    l1c.expandable = memory_first;
-    if (memory_first) l1c.total_threshold = PAGES * FAKE_PAGE; /* the range: the whole fake device */
+    gm_scalable_config l1c = memory_first ? fake_expandable_config(PAGES) : c; /* the range: the whole device */
     assert_non_null(s.l1 = gm_caching_create(&dev, &l1c, on_sync, &s));
     gm_mem_source l1 = gm_caching_as_source(s.l1);
     gm_ms_config cfg = {.streams = NS, .l2 = c, .sync = on_sync, .sync_ctx = &s, .recycle_before_growth = memory_first};

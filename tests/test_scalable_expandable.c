@@ -38,10 +38,7 @@ static void fx_open(fixture *f, size_t pages, size_t cap, size_t granule)
 {
     fake_init(&f->src, pages);
     f->ms = fake_source_vm(&f->src, granule);
-    gm_scalable_config c;
-    gm_scalable_config_default(&c, 0);
-    c.expandable = true;
-    c.total_threshold = cap * P;
+    gm_scalable_config c = fake_expandable_config(cap);
     assert_non_null(f->sa = gm_scalable_create(&f->ms, &c));
 }
 
@@ -246,9 +243,7 @@ static void test_no_virtual_memory_is_quiet(void **state)
     fake_src src;
     fake_init(&src, 16);
     gm_mem_source ms = fake_source(&src);
-    gm_scalable_config c;
-    gm_scalable_config_default(&c, 0);
-    c.expandable = true;
+    gm_scalable_config c = fake_expandable_config(32);
     gm_scalable_allocator *sa = gm_scalable_create(&ms, &c);
     gm_span *s = gm_scalable_alloc(sa, P);
     assert_non_null(s);
@@ -277,15 +272,24 @@ static void test_destroy_with_spans_out(void **state)
 
 /* ---- parts ---------------------------------------------------------------------------------- */
 
+/* A caching L1 (GE's defaults, chunks) over a fake device of 64 pages. */
+static gm_caching_allocator *l1_open(fake_src *src, gm_mem_source *ms)
+{
+    fake_init(src, 64);
+    *ms = fake_source(src);
+    gm_scalable_config c;
+    gm_scalable_config_default(&c, 0);
+    gm_caching_allocator *l1 = gm_caching_create(ms, &c, NULL, NULL);
+    assert_non_null(l1);
+    return l1;
+}
+
 static void test_caching_free_part(void **state)
 {
     (void)state;
     fake_src src;
-    fake_init(&src, 64);
-    gm_mem_source ms = fake_source(&src);
-    gm_scalable_config c;
-    gm_scalable_config_default(&c, 0);
-    gm_caching_allocator *l1 = gm_caching_create(&ms, &c, NULL, NULL);
+    gm_mem_source ms;
+    gm_caching_allocator *l1 = l1_open(&src, &ms);
     void *base;
     gm_error err;
     assert_int_equal(gm_caching_malloc(l1, 8 * P, &base, &err), GM_OK);
@@ -322,12 +326,11 @@ static void test_pool_releases_idle_parts(void **state)
 {
     (void)state;
     fake_src src;
-    fake_init(&src, 64);
-    gm_mem_source ms = fake_source(&src);
+    gm_mem_source ms;
+    gm_caching_allocator *l1 = l1_open(&src, &ms);
+    gm_mem_source l1src = gm_caching_as_source(l1);
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
-    gm_caching_allocator *l1 = gm_caching_create(&ms, &c, NULL, NULL);
-    gm_mem_source l1src = gm_caching_as_source(l1);
     gm_scalable_allocator *pool = gm_scalable_create(&l1src, &c);
     gm_span *whole = gm_scalable_alloc(pool, 9 * P);
     gm_scalable_free(pool, whole); /* one idle chunk of 9 pages */
