@@ -267,6 +267,13 @@ static void test_destroy_with_spans_out(void **state)
     gm_span *b = gm_scalable_alloc(f.sa, 2 * P);
     gm_scalable_free(f.sa, b);
     fx_close(&f); /* unmaps the occupied span and the idle one, releases the range */
+    /* with a coarse granule, the spans out share granules: unmapped a run at a time */
+    fx_open(&f, 64, 32, 4);
+    gm_span *c = gm_scalable_alloc(f.sa, 1 * P), *d = gm_scalable_alloc(f.sa, 6 * P);
+    assert_non_null(c);
+    assert_non_null(d);
+    assert_int_equal(f.src.mapped_pages, 8);
+    fx_close(&f); /* the fake aborts on an unmap that is not whole granules */
     gm_log_set_level(GM_LOG_WARN);
 }
 

@@ -238,9 +238,17 @@ void gm_arena_close(gm_scalable_allocator *a)
 {
     gm_arena *ar = &a->arena;
     if (!ar->chunk) return;
+    /* what is mapped, run by run (a run's ends are hole ends or the range's: whole granules) */
+    uintptr_t run = 0;
+    size_t run_pages = 0;
     for (gm_span *s = ar->chunk->first, *n; s; s = n) {
         n = s->next_buddy;
-        if (!s->hole) a->src.unmap(a->src.ctx, (void *)s->addr, bytes_of(a, s->pages));
+        if (!s->hole && !run_pages) run = s->addr;
+        if (!s->hole) run_pages += s->pages;
+        if (run_pages && (s->hole || !n)) {
+            a->src.unmap(a->src.ctx, (void *)run, bytes_of(a, run_pages));
+            run_pages = 0;
+        }
         gm_free(s);
     }
     a->src.release(a->src.ctx, (void *)ar->chunk->base, bytes_of(a, ar->cap));
