@@ -36,7 +36,8 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         const gm_ms_block *b = (const gm_ms_block *)e.block;
         p->freed[p->nfreed++] = (gm_ms_freed_msg){e, gm_mif_word(&b->mif, p->src), b->gen};
     }
-    for (gm_ms_block *b = gm_ms_l2_get_and_clear_borrow_blocks(a, p->dst); b;) {
+    /* (most sends have no parked block to take home: no call then) */
+    for (gm_ms_block *b = need_home > p->nhome ? gm_ms_l2_get_and_clear_borrow_blocks(a, p->dst) : NULL; b;) {
         gm_ms_block *next = b->bt_next;
         b->bt_next = NULL;
         p->home[p->nhome++] = b;
