@@ -103,7 +103,11 @@ void gm_ms_last_wait_events(gm_ms_group *g)
             }
         }
     }
-    for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
+    /* GE gives every pool's idle memory back to L1 here, a synchronize of each stream every
+     * iteration; recycling before growth gives it back when L1 would grow instead, and the pools
+     * keep it across iterations otherwise (the next one finds it where it was needed). */
+    if (!g->recycle_before_growth)
+        for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
     gm_ms_epochs_join(g);
 }
 

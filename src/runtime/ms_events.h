@@ -52,7 +52,8 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
  * reuse before release with GE's rule. */
 void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p);
 /* LastWaitEvents (every stream joined): every pending local recycle resolved at its birth stream,
- * every parked block sent home, every pool's idle memory back to L1. */
+ * every parked block sent home, every pool's idle memory back to L1 (not with
+ * recycle_before_growth: the pools keep it until L1 would grow). */
 void gm_ms_last_wait_events(gm_ms_group *g);
 
 /* AccessMemCrossStream / WanderFrom: a tensor made on src is used on dst: dst takes a

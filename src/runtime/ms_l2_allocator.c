@@ -8,32 +8,34 @@
 
 /* ---- the L1 adaptor (GE's MultiStreamL1Allocator) ------------------------------------------ */
 
-/* The pools give their idle memory back to L1 in turn, each synchronized first. With `retry`,
- * the allocation is retried after each pool that gave something, and the first success ends it
- * (GE's order when L1 ran dry); without, every pool gives back. A pool asked while it is itself
- * fetching is consistent at that point (ScalableAllocator touches no shared state around the
- * source call). */
-static int recycle_pools(gm_ms_group *g, const gm_ms_l1_binding *bd, size_t bytes, void **ptr,
-                         int (*retry)(void *, size_t, void **))
+/* L1 ran dry: the pools give their idle memory back to L1 in turn, each synchronized first, and
+ * the allocation is retried after each pool that gave something; the first success ends it
+ * (GE's order). A pool asked while it is itself fetching is consistent at that point
+ * (ScalableAllocator touches no shared state around the source call). */
+static int recycle_pools(gm_ms_group *g, const gm_ms_l1_binding *bd, size_t bytes, void **ptr)
 {
     g->in_l1_ladder = true;
     int rc = -1;
     for (uint32_t s = 0; s < g->n && rc; s++)
-        if (gm_ms_l2_recycle_free_mem(g->alloc[s]) && retry) rc = retry(bd->l1.ctx, bytes, ptr);
+        if (gm_ms_l2_recycle_free_mem(g->alloc[s])) rc = bd->l1.alloc(bd->l1.ctx, bytes, ptr);
     g->in_l1_ladder = false;
     return rc;
 }
 
-static size_t pools_idle(const gm_ms_group *g)
+/* Every pool gives its idle memory back (each synchronized first); whether any had some. */
+static bool recycle_all_pools(gm_ms_group *g)
 {
-    size_t idle = 0;
-    for (uint32_t s = 0; s < g->n; s++) idle += gm_l2_pool_stats(g->alloc[s]->pool)->idle;
-    return idle;
+    g->in_l1_ladder = true;
+    bool any = false;
+    for (uint32_t s = 0; s < g->n; s++)
+        if (gm_ms_l2_recycle_free_mem(g->alloc[s])) any = true;
+    g->in_l1_ladder = false;
+    return any;
 }
 
 /* L1 ran dry: the pools give their idle memory back and the allocation is retried. With
- * recycle_before_growth, they also do before L1 would grow, when their idle memory could have
- * served the request (all of them, then the allocation goes on as usual). */
+ * recycle_before_growth, they also do before L1 would grow, whenever any holds idle memory (all
+ * of them, then the allocation goes on as usual). */
 static int l1_alloc(void *ctx, size_t bytes, void **ptr)
 {
     gm_ms_l1_binding *bd = ctx;
@@ -41,15 +43,16 @@ static int l1_alloc(void *ctx, size_t bytes, void **ptr)
     if (g->recycle_before_growth && bd->l1.alloc_within && !g->in_l1_ladder) {
         if (bd->l1.alloc_within(bd->l1.ctx, bytes, ptr) == 0) return 0;
         /* all of them: what one pool gives back merges best with what the others do (recycling
-         * in turn until one fits left transformer_encoder at 1.44x its peak, against 1.00x) */
-        if (pools_idle(g) >= bytes) {
+         * in turn until one fits left transformer_encoder at 1.44x its peak, against 1.00x); and
+         * whatever they hold, since L1 may unmap it to map the request elsewhere (waiting for
+         * enough idle memory to serve the request left resnet50 on 2 streams at 1.33x) */
+        if (recycle_all_pools(g)) {
             g->st.growth_ladders++;
-            (void)recycle_pools(g, bd, bytes, ptr, NULL);
             if (bd->l1.alloc_within(bd->l1.ctx, bytes, ptr) == 0) return 0;
         }
     }
     if (bd->l1.alloc(bd->l1.ctx, bytes, ptr) == 0) return 0;
-    return g->in_l1_ladder ? -1 : recycle_pools(g, bd, bytes, ptr, bd->l1.alloc);
+    return g->in_l1_ladder ? -1 : recycle_pools(g, bd, bytes, ptr);
 }
 
 static void l1_free(void *ctx, void *ptr)

@@ -41,11 +41,13 @@ typedef struct gm_ms_config {
     int (*order)(void *ctx, uint32_t from, uint32_t to);
     void *order_ctx;
     /* Not GE's: before L1 would hold more device memory than it ever held (an L1 with
-     * alloc_within, e.g. the expandable caching allocator), the pools give their idle memory
-     * back when it could serve the request: GE's ladder for a failed allocation (synchronize
-     * each stream, recycle, retry), run before growing instead of after failing. Costs a
-     * synchronize of every stream each time (counted in growth_ladders). A pool's recycle then
-     * also gives back the idle parts of its chunks (an L1 with free_part). false: GE's behaviour. */
+     * alloc_within, e.g. the expandable caching allocator), every pool holding idle memory gives
+     * it back: GE's ladder for a failed allocation (synchronize each stream, recycle, retry), run
+     * before growing instead of after failing; a synchronize of each such stream every time
+     * (counted in growth_ladders). A pool's recycle then also gives back the idle parts of its
+     * chunks (an L1 with free_part), and LastWaitEvents leaves the pools their idle memory
+     * instead of recycling them all (GE's synchronize of every stream every iteration).
+     * false: GE's behaviour. */
     bool recycle_before_growth;
 } gm_ms_config;
 
