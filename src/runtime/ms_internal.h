@@ -32,7 +32,7 @@ struct gm_ms_group {
     gm_sync_fn sync;
     void *sync_ctx;
     bool in_l1_ladder; /* the L1 adaptor's recycle-each-pool step is running */
-    bool recycle_before_growth;
+    bool recycle_before_growth; /* gm_ms_config.recycle_before_growth */
     /* Event epochs (cross-stream sharing of idle chunks, not GE's): epoch[s] counts the events s
      * sent; known[t * n + s] is the latest epoch of s that t has waited for, directly or through
      * a stream that had (an event carries its sender's row). A chunk of s's pool that went idle
