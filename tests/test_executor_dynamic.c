@@ -161,6 +161,14 @@ static void test_memory_first_clean(void **state)
             gm_model_free(m);
         }
     assert_true(recycles > 0);
+    /* and under a device limit that GE's mode cannot run within (it needs 56.4 MB here) */
+    gm_model *m = read_model("resnet18.onnx");
+    g_memory_first = true;
+    gm_run_stats s = run_fault(m, 4, 2, 55500000, GM_RUN_FAULT_NONE, "resnet18 under 55.5 MB, memory first");
+    g_memory_first = false;
+    check_clean(&s, 4, "resnet18 under 55.5 MB, memory first");
+    assert_true(s.alloc.device_peak_bytes <= 55500000);
+    gm_model_free(m);
 }
 
 /* Under a device limit the pools run dry, synchronize and recycle, and the allocators lend
