@@ -508,6 +508,8 @@ static gm_status build_tables(const gm_model *m, const gm_plan_options *o, gm_sy
 /* The lower bound and the packer's items. The bound is taken before no-padding members join
  * their whole; where nothing joins (most models) the merge leaves the symbols as they are, and a
  * big plan's bound is taken on the second core beside the items: both only read the symbols. */
+enum { BOUND_APART = 65536 }; /* symbols from which the bound goes to the second core */
+
 typedef struct bound_job {
     const gm_model *m;
     gm_plan *p;
@@ -525,7 +527,7 @@ static void bound_part(void *ctx, unsigned part, unsigned parts)
 static gm_status bound_and_items(const gm_model *m, gm_plan *p, gm_plan_items *it, int32_t **remap,
                                  const gm_plan_options *o)
 {
-    if (p->n_symbols < 65536 || gm_parallel_parts(o->threads, 2) < 2 || gm_plan_nopad_any(m)) {
+    if (p->n_symbols < BOUND_APART || gm_parallel_parts(o->threads, 2) < 2 || gm_plan_nopad_any(m)) {
         if (gm_plan_compute_bound(p) != GM_OK || gm_plan_merge_nopad(m, p, remap) != GM_OK) return GM_ERR_NOMEM;
         if (gm_plan_remap_witness(p, *remap) != GM_OK) return GM_ERR_NOMEM;
         return gm_plan_items_init(it, m, p);

@@ -191,36 +191,13 @@ gm_span *gm_scalable_alloc_within(gm_scalable_allocator *a, size_t size) { retur
 
 /* ---- free --------------------------------------------------------------------------------- */
 
-/* s absorbs its next buddy n, which is in no layer. */
-static void absorb_next_occupied(gm_scalable_allocator *a, gm_span *s)
-{
-    gm_span *n = s->next_buddy;
-    s->pages += n->pages;
-    s->next_buddy = n->next_buddy;
-    if (n->next_buddy) n->next_buddy->prev_buddy = s;
-    drop_span(a, n);
-    a->st.merges++;
-}
-
-/* s absorbs its free next buddy. */
-static void absorb_next(gm_scalable_allocator *a, gm_span *s)
-{
-    cache_remove(a, s->next_buddy);
-    absorb_next_occupied(a, s);
-}
-
 void gm_scalable_free(gm_scalable_allocator *a, gm_span *s)
 {
     CHECK_THREAD(a);
     assert(!s->free);
     a->live--;
     a->st.occupied -= bytes_of(a, s->pages);
-    if (s->next_buddy && s->next_buddy->free) absorb_next(a, s);
-    if (s->prev_buddy && s->prev_buddy->free) {
-        s = s->prev_buddy;
-        cache_remove(a, s);
-        absorb_next_occupied(a, s);
-    }
+    s = merge_idle_neighbours(a, s);
     const bool in_arena = s->chunk == a->arena.chunk; /* the range is never handed back on free */
     if (!in_arena && whole_chunk(s) && layer_full(a, s->pages)) {
         release_chunk(a, s);

@@ -69,30 +69,8 @@ static gm_span *cut(gm_scalable_allocator *a, gm_span *s, size_t pages)
     return r;
 }
 
-/* s takes in its next buddy n. */
-static void absorb(gm_scalable_allocator *a, gm_span *s, gm_span *n)
-{
-    s->pages += n->pages;
-    s->next_buddy = n->next_buddy;
-    if (n->next_buddy) n->next_buddy->prev_buddy = s;
-    drop_span(a, n);
-}
-
 /* A span no one holds goes idle, merged with idle neighbours. */
-static void file_idle(gm_scalable_allocator *a, gm_span *s)
-{
-    if (s->next_buddy && s->next_buddy->free) {
-        cache_remove(a, s->next_buddy);
-        absorb(a, s, s->next_buddy);
-    }
-    if (s->prev_buddy && s->prev_buddy->free) {
-        gm_span *p = s->prev_buddy;
-        cache_remove(a, p);
-        absorb(a, p, s);
-        s = p;
-    }
-    cache_push(a, s);
-}
+static void file_idle(gm_scalable_allocator *a, gm_span *s) { cache_push(a, merge_idle_neighbours(a, s)); }
 
 /* ---- holes -------------------------------------------------------------------------------- */
 
@@ -124,16 +102,15 @@ static void file_hole(gm_scalable_allocator *a, gm_span *s)
     if (s->next_buddy && s->next_buddy->hole) {
         gm_span *n = s->next_buddy;
         hole_replace(ar, n, s); /* s lies just below n: the same place in address order */
-        absorb(a, s, n);
+        span_absorb_next(a, s);
         if (s->prev_buddy && s->prev_buddy->hole) {
-            gm_span *p = s->prev_buddy;
             hole_unlink(ar, s);
-            absorb(a, p, s);
+            span_absorb_next(a, s->prev_buddy);
         }
         return;
     }
     if (s->prev_buddy && s->prev_buddy->hole) {
-        absorb(a, s->prev_buddy, s);
+        span_absorb_next(a, s->prev_buddy);
         return;
     }
     gm_span *before = NULL; /* holes are few: a walk finds the place */
@@ -212,7 +189,7 @@ gm_span *gm_arena_alloc(gm_scalable_allocator *a, size_t pages, bool within)
     s->hole = false;
     if (below) {
         cache_remove(a, below);
-        absorb(a, below, s);
+        span_absorb_next(a, below);
         s = below;
     }
     if (s->pages > pages) file_idle(a, cut(a, s, pages));

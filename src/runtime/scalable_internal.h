@@ -90,6 +90,34 @@ static inline void span_cut(gm_scalable_allocator *a, gm_span *s, size_t pages, 
     s->pages = pages;
 }
 
+/* s takes in its next buddy, which is in no list. */
+static inline void span_absorb_next(gm_scalable_allocator *a, gm_span *s)
+{
+    gm_span *n = s->next_buddy;
+    s->pages += n->pages;
+    s->next_buddy = n->next_buddy;
+    if (n->next_buddy) n->next_buddy->prev_buddy = s;
+    drop_span(a, n);
+}
+
+/* s, in no layer, takes in its idle buddies on either side; returns the span that holds it now
+ * (s, or its lower neighbour), still in no layer. */
+static inline gm_span *merge_idle_neighbours(gm_scalable_allocator *a, gm_span *s)
+{
+    if (s->next_buddy && s->next_buddy->free) {
+        cache_remove(a, s->next_buddy);
+        span_absorb_next(a, s);
+        a->st.merges++;
+    }
+    if (s->prev_buddy && s->prev_buddy->free) {
+        s = s->prev_buddy;
+        cache_remove(a, s);
+        span_absorb_next(a, s);
+        a->st.merges++;
+    }
+    return s;
+}
+
 /* ---- expandable mode (scalable_expandable.c) ---------------------------------------------- */
 
 /* A span of `pages` mapped in the range (see scalable_allocator.h); NULL when the source has no
