@@ -496,10 +496,10 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     printf(" %.2f, %.2f |\n", (double)gm_syncs / iters, (double)tight_syncs / iters);
     fprintf(stderr,
             "  %s: graphmem held peak %zu B (%.3f × peak active); borrow hits %zu, local recycles %zu, birth %zu, "
-            "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, internal events %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
+            "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, internal events %zu, delivered early %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
             "committed %zu B; blocks out at most %zu B (%.3f x peak active: the protocol's own floor, with releases that wait for an event); at graphmem's largest sample: L1 idle %zu B, L2 pools hold %zu B, %zu B of it in blocks\n",
             label, gm_held_peak, (double)gm_held_peak / (double)(t->peak_live ? t->peak_live : 1), ms.borrow_hits,
-            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, ms.internal_events, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
+            ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, ms.internal_events, ms.delivered_early, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
             ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
     fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, synchronizes %zu, device maps %zu (one replay)\n",
             label, gt.dev.peak, tight.growth_ladders, tight_syncs, tight_maps);

@@ -304,6 +304,41 @@ static void test_recycle_before_growth(void **state)
     run_recycle_before_growth(false);
 }
 
+/* recycle_before_growth: a parked block is lent where the pool would grow only up to twice the
+ * request (GE's mode lends any, test_longer_parked_block_lent_before_pool_grows): a longer one
+ * would stay held beyond the request while the pools give back everything idle before L1 grows. */
+static void test_memory_first_lends_at_most_twice(void **state)
+{
+    (void)state;
+    fake_src dev;
+    fake_init(&dev, 64);
+    gm_mem_source src = fake_source_vm(&dev, 1);
+    gm_scalable_config c, l1c = fake_expandable_config(32);
+    gm_scalable_config_default(&c, 0);
+    gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
+    gm_mem_source l1src = gm_caching_as_source(l1);
+    gm_ms_config cfg = {.streams = 2, .l2 = c, .recycle_before_growth = true};
+    fixture f = {.g = NULL};
+    gm_error err;
+    assert_int_equal(gm_ms_group_create(&cfg, &l1src, &f.g, &err), GM_OK);
+    f.a[0] = gm_ms_group_allocator(f.g, 0);
+    f.a[1] = gm_ms_group_allocator(f.g, 1);
+    gm_ms_block *big = park_on_1(&f, 4 * P);
+    gm_ms_block *one = gm_ms_l2_malloc(f.a[1], P); /* 4x: not lent */
+    assert_ptr_not_equal(one, big);
+    assert_int_equal(stats(&f).borrow_hits, 0);
+    gm_ms_block *two = gm_ms_l2_malloc(f.a[1], 2 * P); /* 2x: lent */
+    assert_ptr_equal(two, big);
+    assert_int_equal(stats(&f).borrow_hits, 1);
+    gm_ms_block_free(one, 1);
+    gm_ms_block_free(two, 1);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(gm_ms_group_destroy(f.g), 0);
+    gm_caching_destroy(l1);
+    assert_int_equal(dev.live_bytes, 0);
+    fake_fini(&dev);
+}
+
 /* A shared chunk still held at destroy goes back through the binding of the pool that fetched it. */
 static void test_destroy_returns_shared_chunk(void **state)
 {
@@ -452,6 +487,78 @@ static void test_internal_dependency_reuses_release(void **state)
     gm_ms_block_free(c, 0);
     gm_ms_last_wait_events(f.g);
     assert_int_equal(fx_close(&f), 0);
+}
+
+/* Not GE's: stream 1's release already went out in an event to stream 0 that stream 0 has not
+ * waited for yet, so the internal event 1 -> 0 has nothing new to carry; it delivers that event's
+ * news instead, and the graph's own wait later applies nothing twice. */
+static void test_internal_dependency_delivers_news_in_flight(void **state)
+{
+    (void)state;
+    orders o = {0};
+    fixture f;
+    fx_open_with(&f, 2, &o);
+    void *old = gm_ms_block_addr(released_unheard(&f));
+    gm_ms_event_payload p;
+    gm_ms_event_payload_init(&p, 1, 0);
+    gm_error err;
+    assert_int_equal(gm_ms_send_event(f.g, &p, &err), GM_OK);
+    assert_int_equal(p.nfreed, 1); /* stream 1's release, in flight */
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[0], 4 * P);
+    assert_ptr_equal(gm_ms_block_addr(c), old);
+    assert_int_equal(f.src.live_bytes, 4 * P);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.from[0], 1);
+    assert_int_equal(o.to[0], 0);
+    gm_ms_stats st = stats(&f);
+    assert_int_equal(st.internal_events, 1);
+    assert_int_equal(st.delivered_early, 1);
+    assert_int_equal(st.birth_recycles, 1);
+    assert_int_equal(p.nfreed, 0);
+    gm_ms_wait_event(f.g, &p); /* the graph's wait: only its epoch is left to apply */
+    st = stats(&f);
+    assert_int_equal(st.messages_sent, 1);
+    assert_int_equal(st.stale_messages + st.sync_violations, 0);
+    assert_int_equal(gm_ms_block_count(c, 0), 1);
+    gm_ms_block_free(c, 0);
+    gm_ms_event_payload_fini(&p);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 0);
+}
+
+/* A payload in flight may be finished before its group (it leaves the group's list; a later
+ * internal event between the same streams finds nothing of it) or after (the group's
+ * destructor drops it from the list). ASan checks that neither touches freed memory. */
+static void test_payload_in_flight_at_fini_and_destroy(void **state)
+{
+    (void)state;
+    orders o = {0};
+    fixture f;
+    fx_open_with(&f, 2, &o);
+    gm_ms_block *b = released_unheard(&f);
+    gm_ms_event_payload early, late;
+    gm_ms_event_payload_init(&early, 1, 0);
+    gm_ms_event_payload_init(&late, 1, 0);
+    gm_error err;
+    assert_int_equal(gm_ms_send_event(f.g, &early, &err), GM_OK);
+    assert_int_equal(early.nfreed, 1);
+    gm_ms_event_payload_fini(&early); /* stream 1's release is lost with it */
+    gm_ms_block *c = gm_ms_l2_malloc(f.a[0], 4 * P); /* the internal event 1 -> 0 finds nothing */
+    assert_ptr_not_equal(c, b);
+    assert_int_equal(stats(&f).delivered_early, 0);
+    gm_ms_block_free(c, 0);
+    /* stream 1 hears of stream 0's release through an internal event and parks b */
+    assert_int_equal(gm_ms_access_mem_cross_stream(c = gm_ms_l2_malloc(f.a[1], P), 1, 0, &err), GM_OK);
+    assert_true(b->in_bucket);
+    gm_ms_block_free(c, 1);
+    assert_int_equal(gm_ms_send_event(f.g, &late, &err), GM_OK);
+    assert_int_equal(late.nfreed, 1);
+    assert_int_equal(late.nhome, 1); /* b, parked on 1 after an internal event told 1 of 0's release */
+    gm_ms_block_free(c, 0);
+    gm_ms_last_wait_events(f.g);
+    assert_int_equal(fx_close(&f), 1); /* late still in flight: b, going home in it, is swept */
+    assert_null(late.flight);
+    gm_ms_event_payload_fini(&late);
 }
 
 static void test_own_malloc_free_before_sync(void **state)
@@ -789,6 +896,9 @@ int main(void)
         cmocka_unit_test(test_small_blocks_share_pages),
         cmocka_unit_test(test_release_unheard_without_internal_deps),
         cmocka_unit_test(test_internal_dependency_reuses_release),
+        cmocka_unit_test(test_internal_dependency_delivers_news_in_flight),
+        cmocka_unit_test(test_payload_in_flight_at_fini_and_destroy),
+        cmocka_unit_test(test_memory_first_lends_at_most_twice),
         cmocka_unit_test(test_own_malloc_free_before_sync),
         cmocka_unit_test(test_sync_local_recycle_status_live),
         cmocka_unit_test(test_change_l1_allocator),

@@ -11,8 +11,42 @@ void gm_ms_event_payload_init(gm_ms_event_payload *p, uint32_t src, uint32_t dst
     *p = (gm_ms_event_payload){.src = src, .dst = dst};
 }
 
+/* ---- payloads in flight (sent, not waited) --------------------------------------------------- */
+
+static struct gm_ms_flight *flight_of(const gm_ms_group *g, uint32_t src, uint32_t dst)
+{
+    return &g->in_flight[(size_t)src * g->n + dst];
+}
+
+static void flight_link(struct gm_ms_flight *f, gm_ms_event_payload *p)
+{
+    p->flight = f;
+    p->fl_prev = NULL;
+    p->fl_next = f->head;
+    if (f->head) f->head->fl_prev = p;
+    f->head = p;
+}
+
+static void flight_unlink(gm_ms_event_payload *p)
+{
+    struct gm_ms_flight *f = p->flight;
+    if (p->fl_prev) p->fl_prev->fl_next = p->fl_next;
+    else f->head = p->fl_next;
+    if (p->fl_next) p->fl_next->fl_prev = p->fl_prev;
+    f->news -= p->nfreed + p->nhome;
+    p->flight = NULL;
+    p->fl_prev = p->fl_next = NULL;
+}
+
+void gm_ms_forget_in_flight(gm_ms_group *g)
+{
+    for (size_t i = 0; i < (size_t)g->n * g->n; i++)
+        while (g->in_flight[i].head) flight_unlink(g->in_flight[i].head);
+}
+
 void gm_ms_event_payload_fini(gm_ms_event_payload *p)
 {
+    if (p->flight) flight_unlink(p);
     gm_free(p->freed);
     gm_free(p->home);
     gm_free(p->seen);
@@ -30,6 +64,7 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         (need_home > p->caphome && gm_grow((void **)&p->home, sizeof *p->home, need_home, &p->caphome)) ||
         (!p->seen && !(p->seen = gm_malloc(sizeof *p->seen * g->n))))
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory sending event %u -> %u", p->src, p->dst);
+    const size_t nfreed0 = p->nfreed, nhome0 = p->nhome;
     const uint64_t all = gm_vb_to_all_bit(g->n, p->src);
     gm_version_block e;
     for (size_t it = 0; gm_version_blocks_find_next(&a->local, &it, p->dst, all, &e);) {
@@ -51,11 +86,18 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         memcpy(p->seen, &g->known[(size_t)p->src * g->n], sizeof *p->seen * g->n);
     }
     gm_l2_pool_set_stamp(a->pool, g->epoch[p->src]);
+    const size_t news = (p->nfreed - nfreed0) + (p->nhome - nhome0);
+    if (news && g->order) { /* only internal events deliver early, and only news */
+        if (!p->flight) flight_link(flight_of(g, p->src, p->dst), p);
+        p->flight->news += news;
+    }
     g->st.events_sent++;
     return GM_OK;
 }
 
-void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
+/* The news of a payload, applied on dst and emptied: stale messages skipped and counted, fresh
+ * ones merged, home-coming blocks birth-recycled. */
+static inline void apply_news(gm_ms_group *g, gm_ms_event_payload *p)
 {
     /* Example of staleness: S0 sends the same news to S1, S2, S3; S1 completes the recycle and
      * bumps the version; S2's and S3's copies then describe a block that moved on. */
@@ -70,6 +112,13 @@ void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
     }
     for (size_t i = 0; i < p->nhome; i++) gm_ms_l2_birth_recycle(g->alloc[p->dst], p->home[i]);
     g->st.returned_home += p->nhome;
+    p->nfreed = p->nhome = 0;
+}
+
+void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
+{
+    if (p->flight) flight_unlink(p); /* before its news is applied: the count drops by it */
+    apply_news(g, p);
     if (p->epoch) {
         uint64_t *known = &g->known[(size_t)p->dst * g->n];
         for (uint32_t s = 0; s < g->n; s++)
@@ -78,8 +127,20 @@ void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
         p->epoch = 0;
     }
     g->st.events_waited++;
-    p->nfreed = p->nhome = 0;
 }
+
+void gm_ms_deliver_in_flight(gm_ms_group *g, uint32_t src, uint32_t dst)
+{
+    struct gm_ms_flight *f = flight_of(g, src, dst);
+    while (f->head) { /* each leaves the list: its wait has only its epoch left to apply */
+        gm_ms_event_payload *q = f->head;
+        g->st.delivered_early += q->nfreed + q->nhome;
+        flight_unlink(q);
+        apply_news(g, q);
+    }
+}
+
+bool gm_ms_news_in_flight(const gm_ms_group *g, uint32_t src, uint32_t dst) { return flight_of(g, src, dst)->news != 0; }
 
 void gm_ms_last_wait_events(gm_ms_group *g)
 {

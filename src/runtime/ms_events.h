@@ -30,11 +30,17 @@ typedef struct gm_ms_event_payload {
     size_t nhome, caphome;
     uint64_t epoch;          /* src's event epoch at the first send since the last wait (0: none) */
     uint64_t *seen;          /* src's known epochs of every stream at that send (n, or NULL) */
+    /* Sent and not yet waited: linked in its group's list for src -> dst (with internal
+     * dependencies only), where an internal event src -> dst delivers its news early
+     * (gm_ms_deliver_in_flight). */
+    struct gm_ms_flight *flight;
+    struct gm_ms_event_payload *fl_prev, *fl_next;
 } gm_ms_event_payload;
 
 void gm_ms_event_payload_init(gm_ms_event_payload *p, uint32_t src, uint32_t dst);
-/* Frees the arrays. A payload sent and never waited leaves its home-going blocks to the group's
- * destructor sweep. */
+/* Frees the arrays (and leaves its group's in-flight list). A payload sent and never waited
+ * leaves its home-going blocks to the group's destructor sweep. A payload must not move in
+ * memory between its send and its wait. */
 void gm_ms_event_payload_fini(gm_ms_event_payload *p);
 
 /* SendEvent(src -> dst): appends src's unsent local-recycle news for dst (stale entries dropped)
@@ -51,6 +57,15 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
  * what src did before its record — the randomized simulation (tests/test_ms_simulation.c) finds
  * reuse before release with GE's rule. */
 void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p);
+/* Not GE's: an event src -> dst was just waited on (an internal event, ms_internal_deps.c): the
+ * news of every payload src -> dst sent before it and not waited yet is applied now (the device
+ * wait on the later record orders dst after those records too); their own waits later apply
+ * only their epochs. */
+void gm_ms_deliver_in_flight(gm_ms_group *g, uint32_t src, uint32_t dst);
+/* Whether a payload src -> dst in flight carries news (messages or home-going blocks). */
+bool gm_ms_news_in_flight(const gm_ms_group *g, uint32_t src, uint32_t dst);
+/* Every payload still in flight leaves the group's lists (the group's destructor). */
+void gm_ms_forget_in_flight(gm_ms_group *g);
 /* LastWaitEvents (every stream joined): every pending local recycle resolved at its birth stream,
  * every parked block sent home, every pool's idle memory back to L1 (not with
  * recycle_before_growth: the pools keep it until L1 would grow). */

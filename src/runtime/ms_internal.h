@@ -44,6 +44,12 @@ struct gm_ms_group {
     int (*order)(void *ctx, uint32_t from, uint32_t to);
     void *order_ctx;
     struct gm_ms_event_payload *ipay;
+    /* Payloads sent and not waited, per (src, dst) at [src * n + dst] (ms_events.c): the list,
+     * and the messages and home-going blocks they carry together. */
+    struct gm_ms_flight {
+        struct gm_ms_event_payload *head;
+        size_t news;
+    } *in_flight;
 };
 
 /* The stream's pool shares its idle chunks / asks the others (ms_l2_allocator.c). */

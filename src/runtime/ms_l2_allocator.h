@@ -7,8 +7,8 @@
  * that fits is lent first; where the own pool would have to take memory from L1, it first takes a
  * wholly idle chunk of another stream's pool that the event epochs prove safe here, then a longer
  * parked block, then (with gm_ms_config.order) waits for the other streams' unheard releases
- * through internal dependencies (ms_internal_deps.c); blocks up to half a page are carved out of
- * shared pages (subpage.h).
+ * through internal dependencies (ms_internal_deps.c), those still in flight in the graph's events
+ * too; blocks up to half a page are carved out of shared pages (subpage.h).
  * Free on stream S, after S drops its reference:
  *   - S sees nobody using it and S is the birth stream  -> birth recycle (back to the pool);
  *   - S sees nobody using it, born elsewhere            -> borrow recycle (parked on S);
@@ -62,6 +62,8 @@ typedef struct gm_ms_stats {
     size_t shared_chunks;              /* idle chunks one pool took from another (not GE's) */
     size_t internal_events;            /* dependencies added so that memory could be reused (not GE's) */
     size_t growth_ladders;             /* recycles run instead of growing L1 (recycle_before_growth) */
+    size_t delivered_early;            /* messages and home-going blocks of payloads in flight that an
+                                          internal event delivered before their own wait (not GE's) */
 } gm_ms_stats;
 
 gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, gm_ms_group **out, gm_error *err);
