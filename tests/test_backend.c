@@ -728,10 +728,33 @@ static void test_cuda_device(void **state)
     gm_device_props props;
     OK(gm_device_get_props(dev, &props, E));
     assert_true(props.total_memory > 0);
-    assert_false(props.virtual_memory);
     void *base;
     gm_error err;
-    assert_int_equal(gm_device_reserve(dev, N, &base, &err), GM_ERR_UNSUPPORTED);
+    if (props.virtual_memory) { /* the driver's: a granule mapped inside a range, written, read back */
+        const size_t g = props.vm_granularity;
+        gm_stream *v;
+        OK(gm_stream_create(dev, &v, E));
+        OK(gm_device_reserve(dev, 3 * g, &base, E));
+        char *mid = (char *)base + g;
+        OK(gm_device_map(dev, mid, g, E));
+        assert_true(gm_device_owns(dev, mid, g));
+        uint64_t vbad = 1;
+        OK(gm_fill_pattern_async(v, mid, g, 9, E));
+        OK(gm_verify_pattern_async(v, mid, g, 9, &vbad, E));
+        OK(gm_stream_synchronize(v, E));
+        assert_int_equal(vbad, 0);
+        OK(gm_device_unmap(dev, mid, g, E));
+        OK(gm_device_map(dev, base, 2 * g, E)); /* mapped again elsewhere, longer */
+        OK(gm_fill_pattern_async(v, base, 2 * g, 3, E));
+        OK(gm_verify_pattern_async(v, base, 2 * g, 3, &vbad, E));
+        OK(gm_stream_synchronize(v, E));
+        assert_int_equal(vbad, 0);
+        OK(gm_device_unmap(dev, base, 2 * g, E));
+        OK(gm_device_release(dev, base, E));
+        OK(gm_stream_destroy(v, E));
+    } else {
+        assert_int_equal(gm_device_reserve(dev, N, &base, &err), GM_ERR_UNSUPPORTED);
+    }
 
     gm_stream *a, *b;
     gm_event *e;

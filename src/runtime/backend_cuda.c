@@ -3,9 +3,9 @@
  * cudaLaunchHostFunc, and the pattern kernels of backend_cuda_pattern.cu.
  *
  * cudart's current device is per thread and defaults to 0, so every operation first selects
- * its own device explicitly (GE: never rely on a default device id). Virtual memory (the
- * driver's cuMemAddressReserve) is not wired up yet: reserve reports unsupported and callers
- * fall back to physical allocation.
+ * its own device explicitly (GE: never rely on a default device id). Virtual memory is the
+ * driver's (backend_cuda_vm.c); where it is missing, reserve reports unsupported and callers
+ * fall back to cudaMalloc.
  *
  * Compiled only when CMake found the CUDA toolkit (GM_HAVE_CUDA); otherwise the CUDA backend
  * is absent and gm_device_open says so.
@@ -19,6 +19,7 @@
 
 #include "util/alloc.h"
 #include "runtime/backend_cuda.h"
+#include "runtime/backend_cuda_vm.h"
 #include "runtime/backend_internal.h"
 
 typedef struct cuda_stream {
@@ -261,11 +262,11 @@ const gm_backend_ops gm_backend_cuda_ops = {
     .props = cuda_props,
     .malloc = cuda_malloc,
     .free = cuda_free,
-    .vm_granularity = NULL,
-    .reserve = NULL, /* unsupported: callers fall back to cudaMalloc */
-    .map = NULL,
-    .unmap = NULL,
-    .release = NULL,
+    .vm_granularity = gm_cuda_vm_granularity,
+    .reserve = gm_cuda_vm_reserve,
+    .map = gm_cuda_vm_map,
+    .unmap = gm_cuda_vm_unmap,
+    .release = gm_cuda_vm_release,
     .stream_create = cuda_stream_create,
     .stream_sync = cuda_stream_sync,
     .stream_destroy = cuda_stream_destroy,
