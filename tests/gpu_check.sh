@@ -5,10 +5,12 @@
 # default mode and memory first, with every read verified. Prints one line a run and exits
 # non-zero on the first failure.
 #
-#   tests/gpu_check.sh [BUILD_DIR]     (default build/, made by `make`)
+#   tests/gpu_check.sh [BUILD_DIR]     (default build/, made by `make`; GM_MODELS: the models)
 set -eu
 B=${1:-build}
-M=../shared/data/models
+M=${GM_MODELS:-../shared/data/models}          # the shared models, beside the checkout
+[ -d "$M" ] || M=shared/data/models             # or inside it
+[ -d "$M" ] || { echo "gpu_check: no models in $M (set GM_MODELS)" >&2; exit 2; }
 nvidia-smi -L || { echo "gpu_check: no GPU here" >&2; exit 2; }
 [ -x "$B/tests/test_backend" ] || { echo "gpu_check: $B/tests/test_backend missing (build the tests)" >&2; exit 2; }
 log=$("$B/tests/test_backend" 2>&1) || { printf '%s\n' "$log"; exit 1; }
