@@ -114,10 +114,11 @@ static void test_within_unmaps_idle_instead_of_growing(void **state)
     gm_scalable_free(f.sa, c); /* idle 4 + 4 pages, cut apart by b: no 6-page span */
     gm_span *d = gm_scalable_alloc_within(f.sa, 6 * P);
     assert_non_null(d);
-    assert_int_equal(f.src.mapped_pages, 8); /* 2 + 6: the idle spans were unmapped, not added to */
-    assert_int_equal(held(&f), 8);
+    /* c grown by 2 pages, 2 unmapped from the top of a: no more mapped than before */
+    assert_int_equal(f.src.mapped_pages, 10);
+    assert_int_equal(held(&f), 10);
     assert_int_equal(page_no(d), page_no(b) + 2);
-    /* nothing idle is left to unmap: the next one would grow the mapping, so within refuses */
+    /* what is idle (a's lower half) is what the next one would grow: within refuses to grow */
     const size_t maps = f.src.maps;
     assert_null(gm_scalable_alloc_within(f.sa, 4 * P));
     assert_int_equal(f.src.maps, maps);
@@ -144,6 +145,34 @@ static void test_grows_idle_span_below_a_hole(void **state)
     assert_int_equal(f.src.mapped_pages, 7);
     gm_scalable_free(f.sa, a);
     gm_scalable_free(f.sa, c);
+    fx_close(&f);
+}
+
+/* Within the most ever mapped, growing the idle span below a hole: only the pages missing are
+ * unmapped elsewhere, from the top of a longer idle span (its lower part stays mapped), and the
+ * span being grown stays (unmapping it too would only make the map longer). */
+static void test_within_unmaps_only_what_is_missing(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, 64, 32, 1);
+    gm_span *a = gm_scalable_alloc(f.sa, 2 * P), *x = gm_scalable_alloc(f.sa, 4 * P);
+    gm_span *b = gm_scalable_alloc(f.sa, 1 * P), *y = gm_scalable_alloc(f.sa, 3 * P);
+    assert_int_equal(f.src.mapped_pages, 10);
+    gm_scalable_free(f.sa, x); /* idle 4 pages between a and b */
+    gm_scalable_free(f.sa, y); /* idle 3 pages at the top, below the hole */
+    const size_t maps = f.src.maps, unmaps = f.src.unmaps;
+    gm_span *d = gm_scalable_alloc_within(f.sa, 5 * P);
+    assert_non_null(d);
+    assert_int_equal(page_no(d), page_no(b) + 1); /* y, grown by 2 pages */
+    assert_int_equal(f.src.mapped_pages, 10);     /* 2 unmapped from x, 2 mapped above y */
+    assert_int_equal(f.src.maps, maps + 1);
+    assert_int_equal(f.src.unmaps, unmaps + 1);
+    assert_int_equal(gm_scalable_layer_count(f.sa, 2), 1); /* x's lower half, still mapped */
+    assert_int_equal(held(&f), 10);
+    gm_scalable_free(f.sa, a);
+    gm_scalable_free(f.sa, b);
+    gm_scalable_free(f.sa, d);
     fx_close(&f);
 }
 
@@ -369,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_fetches_merge),
         cmocka_unit_test(test_chunks_do_not_merge),
         cmocka_unit_test(test_within_unmaps_idle_instead_of_growing),
+        cmocka_unit_test(test_within_unmaps_only_what_is_missing),
         cmocka_unit_test(test_grows_idle_span_below_a_hole),
         cmocka_unit_test(test_recycle_unmaps_idle),
         cmocka_unit_test(test_coarse_granule),

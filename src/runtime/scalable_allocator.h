@@ -16,9 +16,9 @@
  * neighbours merge whichever fetch they came from. Free parts of the range are either mapped
  * (idle, cached in the layers as usual) or holes (nothing mapped). A request the layers cannot
  * serve maps the lowest hole that fits (with the idle span below it, when that shortens the map).
- * gm_scalable_alloc_within never lifts the bytes mapped above their previous most: it unmaps the
- * smallest idle spans first, and fails rather than grow (the caller may recycle elsewhere and
- * retry). Recycle unmaps every idle span. Where the source has no virtual memory, reserving fails
+ * gm_scalable_alloc_within never lifts the bytes mapped above their previous most: it unmaps idle
+ * pages elsewhere first (the shortest spans, of the last only what is missing, never the idle
+ * span it grows), and fails rather than grow (the caller may recycle elsewhere and retry). Recycle unmaps every idle span. Where the source has no virtual memory, reserving fails
  * or no hole fits, the allocator fetches chunks as above, quietly.
  *
  * Single-threaded by contract, as GE's (its callers are serialized by the executor or by the

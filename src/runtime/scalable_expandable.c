@@ -122,13 +122,16 @@ static void file_hole(gm_scalable_allocator *a, gm_span *s)
     else ar->holes = s;
 }
 
-/* Unmaps the whole granules of idle span s; the pages unmapped. */
-static size_t unmap_idle(gm_scalable_allocator *a, gm_span *s)
+/* Unmaps whole granules of idle span s, at most `most` pages of them, from its top (its lower
+ * part stays idle); the pages unmapped. */
+static size_t unmap_idle(gm_scalable_allocator *a, gm_span *s, size_t most)
 {
     gm_arena *ar = &a->arena;
     const size_t off = (s->addr - ar->chunk->base) >> a->cfg.page_shift;
-    const size_t lo = round_up(off, ar->unit), hi = (off + s->pages) / ar->unit * ar->unit;
+    const size_t hi = (off + s->pages) / ar->unit * ar->unit;
+    size_t lo = round_up(off, ar->unit);
     if (hi <= lo || !spares(a, 2)) return 0;
+    if (hi - lo > most) lo = hi - round_up(most, ar->unit);
     cache_remove(a, s);
     gm_span *mid = s;
     if (lo > off) {
@@ -143,34 +146,47 @@ static size_t unmap_idle(gm_scalable_allocator *a, gm_span *s)
     return n;
 }
 
-/* Unmaps idle spans, smallest first, until `pages` more would fit under the most ever mapped. */
-static void make_room(gm_scalable_allocator *a, size_t pages)
+/* Unmaps idle pages until `pages` more would fit under the most ever mapped: the shortest idle
+ * spans first, and of the last one only what is still missing; `keep`, the idle span the map
+ * will extend, stays mapped (unmapping it would only make the map longer). */
+static void make_room(gm_scalable_allocator *a, size_t pages, const gm_span *keep)
 {
     gm_arena *ar = &a->arena;
     for (size_t k = gm_span_layers_next(&a->layers, 1); k && ar->mapped + pages > ar->high;
          k = gm_span_layers_next(&a->layers, k + 1)) {
         for (gm_span *s = a->layers.layer[k].head, *next; s && ar->mapped + pages > ar->high; s = next) {
             next = s->lnext; /* unmapping s files its parts in shorter layers, never this one */
-            if (s->chunk == ar->chunk) unmap_idle(a, s);
+            if (s != keep && s->chunk == ar->chunk) unmap_idle(a, s, ar->mapped + pages - ar->high);
         }
     }
+}
+
+/* The lowest hole that fits `pages`, counting the idle span just below it (*below, or NULL; the
+ * map then only has to cover the rest, *need pages); NULL when none does. */
+static gm_span *find_hole(const gm_arena *ar, size_t pages, gm_span **below, size_t *need)
+{
+    for (gm_span *h = ar->holes; h; h = h->lnext) {
+        gm_span *b = h->prev_buddy && h->prev_buddy->free ? h->prev_buddy : NULL;
+        const size_t have = b && b->pages < pages ? b->pages : 0;
+        *below = have ? b : NULL;
+        *need = round_up(pages - have, ar->unit);
+        if (*need <= h->pages) return h;
+    }
+    return NULL;
 }
 
 gm_span *gm_arena_alloc(gm_scalable_allocator *a, size_t pages, bool within)
 {
     if (!arena_open(a)) return NULL;
     gm_arena *ar = &a->arena;
-    if (within && ar->mapped + round_up(pages, ar->unit) > ar->high) make_room(a, round_up(pages, ar->unit));
-    /* The lowest hole that fits, counting the idle span just below it (the map then only has
-     * to cover the rest). */
-    gm_span *h = ar->holes, *below = NULL;
+    gm_span *below = NULL;
     size_t need = 0;
-    for (; h; h = h->lnext) {
-        below = h->prev_buddy && h->prev_buddy->free ? h->prev_buddy : NULL;
-        const size_t have = below && below->pages < pages ? below->pages : 0;
-        if (!have) below = NULL;
-        need = round_up(pages - have, ar->unit);
-        if (need <= h->pages) break;
+    gm_span *h = find_hole(ar, pages, &below, &need);
+    /* Within the most ever mapped: unmap idle spans elsewhere first; what they leave may be a
+     * lower hole, so look again (twice at most: the second look only ever finds less to map). */
+    for (int round = 0; within && round < 2 && (!h || ar->mapped + need > ar->high); round++) {
+        make_room(a, h ? need : round_up(pages, ar->unit), below);
+        h = find_hole(ar, pages, &below, &need);
     }
     if (!h) return NULL; /* the range is full */
     if (within && ar->mapped + need > ar->high) return NULL;
@@ -205,7 +221,7 @@ size_t gm_arena_trim(gm_scalable_allocator *a)
     for (size_t k = gm_span_layers_next(&a->layers, 1); k; k = gm_span_layers_next(&a->layers, k + 1))
         for (gm_span *s = a->layers.layer[k].head, *next; s; s = next) {
             next = s->lnext;
-            if (s->chunk == ar->chunk) pages += unmap_idle(a, s);
+            if (s->chunk == ar->chunk) pages += unmap_idle(a, s, SIZE_MAX);
         }
     if (pages) a->st.releases++;
     return bytes_of(a, pages);
