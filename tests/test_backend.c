@@ -126,6 +126,16 @@ static long end_capture(FILE *f, char *buf, size_t cap)
     return n;
 }
 
+/* Writes the pattern of `seed` over [p, p+size) on s and checks that it reads back. */
+static void write_read_back(gm_stream *s, void *p, size_t size, uint64_t seed)
+{
+    uint64_t bad = 1;
+    OK(gm_fill_pattern_async(s, p, size, seed, E));
+    OK(gm_verify_pattern_async(s, p, size, seed, &bad, E));
+    OK(gm_stream_synchronize(s, E));
+    assert_int_equal(bad, 0);
+}
+
 /* ---- backends ---------------------------------------------------------------------------------- */
 
 static void test_backend_names(void **state)
@@ -449,11 +459,7 @@ static void test_virtual_memory(void **state)
     assert_false(gm_device_owns(dev, mid, 1)); /* reserved is not mapped */
     OK(gm_device_map(dev, mid, g, E));
     assert_true(gm_device_owns(dev, mid, g));
-    uint64_t bad = 1;
-    OK(gm_fill_pattern_async(s, mid, g, 7, E));
-    OK(gm_verify_pattern_async(s, mid, g, 7, &bad, E));
-    OK(gm_stream_synchronize(s, E));
-    assert_int_equal(bad, 0);
+    write_read_back(s, mid, g, 7);
 
     gm_error err;
     assert_int_equal(gm_device_map(dev, mid, g, &err), GM_ERR_INPUT); /* already mapped */
@@ -738,17 +744,10 @@ static void test_cuda_device(void **state)
         char *mid = (char *)base + g;
         OK(gm_device_map(dev, mid, g, E));
         assert_true(gm_device_owns(dev, mid, g));
-        uint64_t vbad = 1;
-        OK(gm_fill_pattern_async(v, mid, g, 9, E));
-        OK(gm_verify_pattern_async(v, mid, g, 9, &vbad, E));
-        OK(gm_stream_synchronize(v, E));
-        assert_int_equal(vbad, 0);
+        write_read_back(v, mid, g, 9);
         OK(gm_device_unmap(dev, mid, g, E));
         OK(gm_device_map(dev, base, 2 * g, E)); /* mapped again elsewhere, longer */
-        OK(gm_fill_pattern_async(v, base, 2 * g, 3, E));
-        OK(gm_verify_pattern_async(v, base, 2 * g, 3, &vbad, E));
-        OK(gm_stream_synchronize(v, E));
-        assert_int_equal(vbad, 0);
+        write_read_back(v, base, 2 * g, 3);
         OK(gm_device_unmap(dev, base, 2 * g, E));
         OK(gm_device_release(dev, base, E));
         OK(gm_stream_destroy(v, E));

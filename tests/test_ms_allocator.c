@@ -254,47 +254,66 @@ static void record_sync(void *ctx, int stream)
     s->n++;
 }
 
+/* Two streams over an expandable caching L1 on a fake device with virtual memory (f.src unused). */
+typedef struct tight_fixture {
+    fake_src dev;
+    gm_caching_allocator *l1;
+    gm_mem_source l1src;
+    fixture f;
+} tight_fixture;
+
+static void tight_open(tight_fixture *t, bool recycle_before_growth, syncs *sy)
+{
+    fake_init(&t->dev, 64);
+    gm_mem_source src = fake_source_vm(&t->dev, 1);
+    gm_scalable_config c, l1c = fake_expandable_config(32);
+    gm_scalable_config_default(&c, 0);
+    assert_non_null(t->l1 = gm_caching_create(&src, &l1c, NULL, NULL));
+    t->l1src = gm_caching_as_source(t->l1);
+    gm_ms_config cfg = {.streams = 2, .l2 = c, .sync = sy ? record_sync : NULL, .sync_ctx = sy,
+                        .recycle_before_growth = recycle_before_growth};
+    gm_error err;
+    t->f = (fixture){.g = NULL};
+    assert_int_equal(gm_ms_group_create(&cfg, &t->l1src, &t->f.g, &err), GM_OK);
+    for (uint32_t k = 0; k < 2; k++) t->f.a[k] = gm_ms_group_allocator(t->f.g, k);
+}
+
+static void tight_close(tight_fixture *t)
+{
+    gm_ms_last_wait_events(t->f.g);
+    assert_int_equal(gm_ms_group_destroy(t->f.g), 0);
+    gm_caching_destroy(t->l1);
+    assert_int_equal(t->dev.live_bytes, 0);
+    fake_fini(&t->dev);
+}
+
 /* recycle_before_growth: stream 1 would make the expandable L1 map more while stream 0's pool
  * sits on an idle chunk it may not take (no event): the pools are synchronized and recycled
  * first, and stream 1 gets the same memory. Without it, the device lends twice as much. */
 static void run_recycle_before_growth(bool on)
 {
-    fake_src dev;
-    fake_init(&dev, 64);
-    gm_mem_source src = fake_source_vm(&dev, 1);
-    gm_scalable_config c, l1c = fake_expandable_config(32);
-    gm_scalable_config_default(&c, 0);
-    gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
-    gm_mem_source l1src = gm_caching_as_source(l1);
+    tight_fixture t;
     syncs sy = {0};
-    gm_ms_config cfg = {.streams = 2, .l2 = c, .sync = record_sync, .sync_ctx = &sy, .recycle_before_growth = on};
-    gm_ms_group *g;
-    gm_error err;
-    assert_int_equal(gm_ms_group_create(&cfg, &l1src, &g, &err), GM_OK);
-    gm_ms_block *x = gm_ms_l2_malloc(gm_ms_group_allocator(g, 0), 2 * P);
+    tight_open(&t, on, &sy);
+    gm_ms_block *x = gm_ms_l2_malloc(t.f.a[0], 2 * P);
     void *at = gm_ms_block_addr(x);
     gm_ms_block_free(x, 0);
-    gm_ms_block *y = gm_ms_l2_malloc(gm_ms_group_allocator(g, 1), 2 * P);
-    gm_ms_stats st;
-    gm_ms_group_stats(g, &st, NULL);
+    gm_ms_block *y = gm_ms_l2_malloc(t.f.a[1], 2 * P);
+    gm_ms_stats st = stats(&t.f);
     if (on) {
         assert_ptr_equal(gm_ms_block_addr(y), at);
-        assert_int_equal(dev.mapped_pages, 2);
+        assert_int_equal(t.dev.mapped_pages, 2);
         assert_int_equal(st.growth_ladders, 1);
         assert_int_equal(sy.n, 1);
         assert_int_equal(sy.stream[0], 0); /* before its memory could leave stream 0's pool */
     } else {
         assert_ptr_not_equal(gm_ms_block_addr(y), at);
-        assert_int_equal(dev.mapped_pages, 4);
+        assert_int_equal(t.dev.mapped_pages, 4);
         assert_int_equal(st.growth_ladders, 0);
         assert_int_equal(sy.n, 0);
     }
     gm_ms_block_free(y, 1);
-    gm_ms_last_wait_events(g);
-    assert_int_equal(gm_ms_group_destroy(g), 0);
-    gm_caching_destroy(l1);
-    assert_int_equal(dev.live_bytes, 0);
-    fake_fini(&dev);
+    tight_close(&t);
 }
 
 static void test_recycle_before_growth(void **state)
@@ -310,33 +329,18 @@ static void test_recycle_before_growth(void **state)
 static void test_memory_first_lends_at_most_twice(void **state)
 {
     (void)state;
-    fake_src dev;
-    fake_init(&dev, 64);
-    gm_mem_source src = fake_source_vm(&dev, 1);
-    gm_scalable_config c, l1c = fake_expandable_config(32);
-    gm_scalable_config_default(&c, 0);
-    gm_caching_allocator *l1 = gm_caching_create(&src, &l1c, NULL, NULL);
-    gm_mem_source l1src = gm_caching_as_source(l1);
-    gm_ms_config cfg = {.streams = 2, .l2 = c, .recycle_before_growth = true};
-    fixture f = {.g = NULL};
-    gm_error err;
-    assert_int_equal(gm_ms_group_create(&cfg, &l1src, &f.g, &err), GM_OK);
-    f.a[0] = gm_ms_group_allocator(f.g, 0);
-    f.a[1] = gm_ms_group_allocator(f.g, 1);
-    gm_ms_block *big = park_on_1(&f, 4 * P);
-    gm_ms_block *one = gm_ms_l2_malloc(f.a[1], P); /* 4x: not lent */
+    tight_fixture t;
+    tight_open(&t, true, NULL);
+    gm_ms_block *big = park_on_1(&t.f, 4 * P);
+    gm_ms_block *one = gm_ms_l2_malloc(t.f.a[1], P); /* 4x: not lent */
     assert_ptr_not_equal(one, big);
-    assert_int_equal(stats(&f).borrow_hits, 0);
-    gm_ms_block *two = gm_ms_l2_malloc(f.a[1], 2 * P); /* 2x: lent */
+    assert_int_equal(stats(&t.f).borrow_hits, 0);
+    gm_ms_block *two = gm_ms_l2_malloc(t.f.a[1], 2 * P); /* 2x: lent */
     assert_ptr_equal(two, big);
-    assert_int_equal(stats(&f).borrow_hits, 1);
+    assert_int_equal(stats(&t.f).borrow_hits, 1);
     gm_ms_block_free(one, 1);
     gm_ms_block_free(two, 1);
-    gm_ms_last_wait_events(f.g);
-    assert_int_equal(gm_ms_group_destroy(f.g), 0);
-    gm_caching_destroy(l1);
-    assert_int_equal(dev.live_bytes, 0);
-    fake_fini(&dev);
+    tight_close(&t);
 }
 
 /* A shared chunk still held at destroy goes back through the binding of the pool that fetched it. */
