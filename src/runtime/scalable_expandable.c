@@ -182,8 +182,9 @@ gm_span *gm_arena_alloc(gm_scalable_allocator *a, size_t pages, bool within)
     gm_span *below = NULL;
     size_t need = 0;
     gm_span *h = find_hole(ar, pages, &below, &need);
-    /* Within the most ever mapped: unmap idle spans elsewhere first; what they leave may be a
-     * lower hole, so look again (twice at most: the second look only ever finds less to map). */
+    /* Within the most ever mapped: unmap idle pages elsewhere first. What they leave may be a
+     * lower hole that fits, with another need, so look again, and make room once more when
+     * that one needs more (twice at most; then within fails and the caller recycles). */
     for (int round = 0; within && round < 2 && (!h || ar->mapped + need > ar->high); round++) {
         make_room(a, h ? need : round_up(pages, ar->unit), below);
         h = find_hole(ar, pages, &below, &need);
