@@ -32,7 +32,10 @@ static inline int gm_mif_reinit(gm_mif *m, uint32_t n)
 {
     if (n > m->cap) return gm_mif_reinit_grow(m, n); /* rare: the heap array */
     m->n = n;
-    for (uint32_t i = 0; i < n; i++) m->words[i] = 0; /* inline: it runs on every malloc */
+    if (m->words == m->inline_words) /* a fixed number of stores: it runs on every malloc */
+        for (uint32_t i = 0; i < GM_MIF_INLINE; i++) m->inline_words[i] = 0;
+    else
+        for (uint32_t i = 0; i < n; i++) m->words[i] = 0;
     return 0;
 }
 void gm_mif_fini(gm_mif *m);

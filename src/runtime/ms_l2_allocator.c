@@ -92,7 +92,7 @@ static gm_ms_block *wrapper_get(gm_ms_l2_allocator *a)
     b = gm_calloc(1, gm_ms_block_bytes(a->group->n));
     if (!b) return NULL;
     gm_mif_init(&b->mif);
-    b->counts = (uint32_t *)(b->acq_gen + a->group->n);
+    b->counts = (uint32_t *)(b->acq_gen + gm_ms_block_slots(a->group->n));
     return b;
 }
 
@@ -293,7 +293,7 @@ static void borrow_recycle(gm_ms_l2_allocator *a, gm_ms_block *b)
 {
     b->v.version++;
     gm_mif_reinit(&b->mif, b->mif.n); /* same size: never allocates */
-    memset(b->counts, 0, sizeof *b->counts * a->group->n);
+    gm_ms_block_clear_slots(b, a->group->n, false);
     gm_borrow_add(&a->borrow, b);
     a->group->st.borrow_recycles++;
 }

@@ -12,10 +12,7 @@ gm_status gm_ms_block_reinit(gm_ms_block *b, gm_ms_l2_allocator *birth, gm_span 
     if (b->mem) return gm_error_set(err, GM_ERR_INTERNAL, "origin mem_block is not cleared, this may cased memory leaks");
     uint32_t n = birth->group->n;
     if (gm_mif_reinit(&b->mif, n)) return gm_error_set(err, GM_ERR_NOMEM, "out of memory for a block's MIF");
-    for (uint32_t s = 0; s < n; s++) { /* n is small: no memset calls on the malloc path */
-        b->counts[s] = 0;
-        b->acq_gen[s] = 0;
-    }
+    gm_ms_block_clear_slots(b, n, true);
     b->mem = mem;
     b->size = size;
     b->birth = birth;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graphmem/graph.h"
 #include "runtime/mif.h"
@@ -43,8 +44,27 @@ struct gm_ms_block {
     uint64_t acq_gen[];     /* per stream: gen of its latest NewAccessStream */
 };
 
+/* Entries of a wrapper's per-stream arrays for n streams: never fewer than GM_MIF_INLINE, so that
+ * the malloc path clears them with a fixed number of stores (a loop over n becomes memset calls,
+ * several per malloc). */
+static inline uint32_t gm_ms_block_slots(uint32_t n) { return n < GM_MIF_INLINE ? GM_MIF_INLINE : n; }
 /* Bytes of a wrapper for n streams (counts and acq_gen live in its tail). */
-static inline size_t gm_ms_block_bytes(uint32_t n) { return sizeof(gm_ms_block) + n * (sizeof(uint64_t) + sizeof(uint32_t)); }
+static inline size_t gm_ms_block_bytes(uint32_t n)
+{
+    return sizeof(gm_ms_block) + gm_ms_block_slots(n) * (sizeof(uint64_t) + sizeof(uint32_t));
+}
+/* Zeroes b's per-stream counts (and acq_gen too when gens) for n streams. */
+static inline void gm_ms_block_clear_slots(gm_ms_block *b, uint32_t n, bool gens)
+{
+    if (n <= GM_MIF_INLINE) {
+        for (uint32_t s = 0; s < GM_MIF_INLINE; s++) b->counts[s] = 0;
+        if (gens)
+            for (uint32_t s = 0; s < GM_MIF_INLINE; s++) b->acq_gen[s] = 0;
+        return;
+    }
+    memset(b->counts, 0, sizeof *b->counts * n);
+    if (gens) memset(b->acq_gen, 0, sizeof *b->acq_gen * n);
+}
 
 /* ReInit: requires the previous memory cleared (else GE's error "origin mem_block is not
  * cleared, this may cased memory leaks"); resets the MIF and counts, then NewAccessStream(birth,
