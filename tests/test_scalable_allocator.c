@@ -479,9 +479,10 @@ static void test_idle_chunk_moves_between_allocators(void **state)
     assert_int_equal(addr(a), FAKE_BASE);
     assert_int_equal(addr(b), FAKE_BASE + 4 * P);
     assert_int_equal(addr(d), FAKE_BASE + 6 * P);
-    gm_scalable_set_stamp(f.sa, 5);
+    uint64_t stamp = 5;
+    gm_scalable_set_stamp(f.sa, &stamp);
     gm_scalable_free(f.sa, a); /* 4 pages idle, stamp 5 */
-    gm_scalable_set_stamp(f.sa, 7);
+    stamp = 7;
     gm_scalable_free(f.sa, b); /* 2 pages idle, stamp 7 */
     assert_true(gm_scalable_can_serve(f.sa, 3 * P)); /* by splitting a */
     assert_false(gm_scalable_can_serve(f.sa, 5 * P));

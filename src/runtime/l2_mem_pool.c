@@ -123,7 +123,7 @@ void gm_l2_pool_set_sharing(gm_l2_mem_pool *p, gm_l2_share_fn share, void *ctx)
     p->share_ctx = ctx;
 }
 
-void gm_l2_pool_set_stamp(gm_l2_mem_pool *p, uint64_t stamp) { gm_scalable_set_stamp(p->sa, stamp); }
+void gm_l2_pool_set_stamp(gm_l2_mem_pool *p, const uint64_t *stamp) { gm_scalable_set_stamp(p->sa, stamp); }
 
 size_t gm_l2_pool_idle_fit(const gm_l2_mem_pool *p, size_t size, uint64_t stamp_below)
 {

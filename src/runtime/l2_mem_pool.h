@@ -38,8 +38,9 @@ void gm_l2_pool_set_l1(gm_l2_mem_pool *p, const gm_mem_source *l1);
  * L1 a pool asks `share` to move another pool's idle chunk of at least size bytes into it. */
 typedef bool (*gm_l2_share_fn)(void *ctx, size_t size);
 void gm_l2_pool_set_sharing(gm_l2_mem_pool *p, gm_l2_share_fn share, void *ctx);
-/* Chunks that become wholly idle from now on carry `stamp` (the stream's event epoch). */
-void gm_l2_pool_set_stamp(gm_l2_mem_pool *p, uint64_t stamp);
+/* Chunks that become wholly idle from now on carry the value of *stamp then (the stream's event
+ * epoch, which the multi-stream group bumps at every send). */
+void gm_l2_pool_set_stamp(gm_l2_mem_pool *p, const uint64_t *stamp);
 /* Moves one wholly idle chunk of at least size bytes, stamped below stamp_below, from p into
  * `to`; false when p has none. */
 bool gm_l2_pool_give_idle(gm_l2_mem_pool *p, size_t size, uint64_t stamp_below, gm_l2_mem_pool *to);

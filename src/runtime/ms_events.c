@@ -85,7 +85,6 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         p->epoch = g->epoch[p->src];
         memcpy(p->seen, &g->known[(size_t)p->src * g->n], sizeof *p->seen * g->n);
     }
-    gm_l2_pool_set_stamp(a->pool, g->epoch[p->src]);
     const size_t news = (p->nfreed - nfreed0) + (p->nhome - nhome0);
     if (news && g->order) { /* only internal events deliver early, and only news */
         if (!p->flight) flight_link(flight_of(g, p->src, p->dst), p);

@@ -134,6 +134,7 @@ static gm_ms_l2_allocator *allocator_create(gm_ms_group *g, uint32_t s, const gm
         return NULL;
     }
     gm_l2_pool_set_sharing(a->pool, gm_ms_share_into, a);
+    gm_l2_pool_set_stamp(a->pool, &g->epoch[s]); /* read when a chunk goes idle: sends only count */
     return a;
 }
 
@@ -353,7 +354,6 @@ void gm_ms_epochs_join(gm_ms_group *g)
 {
     for (uint32_t s = 0; s < g->n; s++) {
         g->epoch[s]++;
-        gm_l2_pool_set_stamp(g->alloc[s]->pool, g->epoch[s]);
         for (uint32_t t = 0; t < g->n; t++) g->known[(size_t)t * g->n + s] = g->epoch[s];
     }
 }

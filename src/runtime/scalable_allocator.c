@@ -203,7 +203,7 @@ void gm_scalable_free(gm_scalable_allocator *a, gm_span *s)
         release_chunk(a, s);
         return;
     }
-    if (!in_arena && whole_chunk(s)) s->chunk->idle_stamp = a->stamp;
+    if (!in_arena && whole_chunk(s)) s->chunk->idle_stamp = stamp_now(a);
     cache_push(a, s); /* its layer exists: the chunk's length was reserved at fetch */
 }
 
@@ -285,7 +285,7 @@ size_t gm_scalable_release_parts(gm_scalable_allocator *a)
     return returned;
 }
 
-void gm_scalable_set_stamp(gm_scalable_allocator *a, uint64_t stamp) { a->stamp = stamp; }
+void gm_scalable_set_stamp(gm_scalable_allocator *a, const uint64_t *stamp) { a->stamp = stamp; }
 
 /* How many spans of one layer, and how many layers, a search looks at: it runs on a pool miss,
  * so it stays short; a chunk it misses is only not shared this time. */
@@ -335,7 +335,7 @@ int gm_scalable_adopt(gm_scalable_allocator *a, gm_chunk *c)
     c->next = a->chunks;
     if (a->chunks) a->chunks->prev = c;
     a->chunks = c;
-    c->idle_stamp = a->stamp;
+    c->idle_stamp = stamp_now(a);
     cache_push(a, c->first);
     return 0;
 }

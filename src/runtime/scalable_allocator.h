@@ -114,8 +114,9 @@ bool gm_scalable_can_serve(const gm_scalable_allocator *a, size_t size);
 
 /* ---- moving idle chunks between allocators (cross-stream sharing of the L2 pools) ----------- */
 
-/* The value a chunk's idle_stamp takes when it becomes wholly idle from now on (default 0). */
-void gm_scalable_set_stamp(gm_scalable_allocator *a, uint64_t stamp);
+/* A chunk that becomes wholly idle from now on takes the value *stamp has then as its idle_stamp
+ * (the counter is read, not copied: its owner bumps it without calling here; default 0). */
+void gm_scalable_set_stamp(gm_scalable_allocator *a, const uint64_t *stamp);
 /* Removes and returns a wholly idle chunk of at least `size` bytes whose idle_stamp is below
  * `stamp_below` — the shortest found among the first few of each layer — or NULL. The chunk
  * keeps its memory and source; the caller hands it to gm_scalable_adopt. */

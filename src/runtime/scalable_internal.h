@@ -32,7 +32,7 @@ struct gm_scalable_allocator {
     gm_chunk *spare_chunks; /* chunk structs kept for reuse (linked by next): an L2 pool hands
                              * its chunks back at every LastWaitEvents and fetches them again */
     size_t live;         /* spans handed out */
-    uint64_t stamp;      /* given to chunks that become wholly idle */
+    const uint64_t *stamp; /* its value is given to chunks that become wholly idle (NULL: 0) */
     gm_scalable_stats st;
     gm_arena arena;
 #ifndef NDEBUG
@@ -46,6 +46,7 @@ struct gm_scalable_allocator {
 #define CHECK_THREAD(a) ((void)0)
 #endif
 
+static inline uint64_t stamp_now(const gm_scalable_allocator *a) { return a->stamp ? *a->stamp : 0; }
 static inline size_t page_bytes(const gm_scalable_allocator *a) { return (size_t)1 << a->cfg.page_shift; }
 static inline size_t bytes_of(const gm_scalable_allocator *a, size_t pages) { return pages << a->cfg.page_shift; }
 static inline bool whole_chunk(const gm_span *s) { return !s->prev_buddy && !s->next_buddy; }

@@ -5,7 +5,7 @@
 
 int gm_version_blocks_push(gm_version_blocks *vb, gm_versioned *block)
 {
-    if (gm_grow((void **)&vb->v, sizeof *vb->v, vb->n + 1, &vb->cap)) return -1;
+    if (vb->n == vb->cap && gm_grow((void **)&vb->v, sizeof *vb->v, vb->n + 1, &vb->cap)) return -1;
     vb->v[vb->n++] = (gm_version_block){block->version, block, 0};
     return 0;
 }
