@@ -70,6 +70,9 @@ size_t gm_scalable_layer_count(const gm_scalable_allocator *a, size_t pages)
 
 /* ---- the idle cache ----------------------------------------------------------------------- */
 
+/* The stamp a chunk going wholly idle takes now (gm_scalable_set_stamp). */
+static uint64_t stamp_now(const gm_scalable_allocator *a) { return a->stamp ? *a->stamp : 0; }
+
 static void release_chunk(gm_scalable_allocator *a, gm_span *s)
 {
     gm_chunk *c = s->chunk;

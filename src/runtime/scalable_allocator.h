@@ -18,8 +18,9 @@
  * serve maps the lowest hole that fits (with the idle span below it, when that shortens the map).
  * gm_scalable_alloc_within never lifts the bytes mapped above their previous most: it unmaps idle
  * pages elsewhere first (the shortest spans, of the last only what is missing, never the idle
- * span it grows), and fails rather than grow (the caller may recycle elsewhere and retry). Recycle unmaps every idle span. Where the source has no virtual memory, reserving fails
- * or no hole fits, the allocator fetches chunks as above, quietly.
+ * span it grows), and fails rather than grow (the caller may recycle elsewhere and retry).
+ * Recycle unmaps every idle span. Where the source has no virtual memory, reserving fails or no
+ * hole fits, the allocator fetches chunks as above, quietly.
  *
  * Single-threaded by contract, as GE's (its callers are serialized by the executor or by the
  * caching allocator's lock); debug builds assert that every call comes from the creating thread.

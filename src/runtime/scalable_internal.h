@@ -46,7 +46,6 @@ struct gm_scalable_allocator {
 #define CHECK_THREAD(a) ((void)0)
 #endif
 
-static inline uint64_t stamp_now(const gm_scalable_allocator *a) { return a->stamp ? *a->stamp : 0; }
 static inline size_t page_bytes(const gm_scalable_allocator *a) { return (size_t)1 << a->cfg.page_shift; }
 static inline size_t bytes_of(const gm_scalable_allocator *a, size_t pages) { return pages << a->cfg.page_shift; }
 static inline bool whole_chunk(const gm_span *s) { return !s->prev_buddy && !s->next_buddy; }
