@@ -68,8 +68,8 @@ typedef void (*free_fn)(void *);
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 typedef void (*mi_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *);
 
-enum { A_GRAPHMEM, A_TIGHT, A_GLIBC, A_JEMALLOC, A_MIMALLOC, A_COUNT };
-static const char *const alloc_name[A_COUNT] = {"graphmem", "graphmem-tight", "glibc", "jemalloc", "mimalloc"};
+enum { A_GRAPHMEM, A_TIGHT, A_PLAN, A_GLIBC, A_JEMALLOC, A_MIMALLOC, A_COUNT };
+static const char *const alloc_name[A_COUNT] = {"graphmem", "graphmem-tight", "graphmem-plan", "glibc", "jemalloc", "mimalloc"};
 
 typedef struct peer {
     bool present;
@@ -102,7 +102,7 @@ static void load_peers(void)
     if (!peers[A_MIMALLOC].present)
         fprintf(stderr, "bench_alloc: mimalloc skipped: libmimalloc.so.2 not loadable (%s); `make bench-deps` installs "
                         "libmimalloc-dev\n", h ? "symbols missing" : dlerror());
-    peers[A_GRAPHMEM].present = peers[A_TIGHT].present = true;
+    peers[A_GRAPHMEM].present = peers[A_TIGHT].present = peers[A_PLAN].present = true;
 }
 
 static size_t peer_reserved(int a)
@@ -237,7 +237,7 @@ static bool ge_protocol_only; /* --ge-protocol: no internal dependencies (GE's r
 
 /* How a stack is configured: graphmem's default, GE's reuse rules alone (no internal
  * dependencies), or graphmem-tight. */
-enum stack_mode { STACK_DEFAULT, STACK_GE, STACK_TIGHT };
+enum stack_mode { STACK_DEFAULT, STACK_GE, STACK_TIGHT, STACK_PLAN };
 
 static int gm_stack_open(gm_stack *s, const at_trace *t, enum stack_mode mode)
 {
@@ -247,11 +247,12 @@ static int gm_stack_open(gm_stack *s, const at_trace *t, enum stack_mode mode)
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
     gm_scalable_config l1c = c;
-    l1c.expandable = mode == STACK_TIGHT;
+    l1c.expandable = mode == STACK_TIGHT || mode == STACK_PLAN;
     if (!(s->l1 = gm_caching_create(&s->src, &l1c, NULL, NULL))) return -1;
     s->l1src = gm_caching_as_source(s->l1);
     gm_ms_config cfg = {.streams = t->streams, .l2 = c, .order = mode == STACK_GE ? NULL : no_device_order,
-                        .recycle_before_growth = mode == STACK_TIGHT, .sync = count_sync, .sync_ctx = &s->dev};
+                        .recycle_before_growth = mode == STACK_TIGHT || mode == STACK_PLAN, .learn_plan = mode == STACK_PLAN,
+                        .sync = count_sync, .sync_ctx = &s->dev};
     gm_error err;
     if (gm_ms_group_create(&cfg, &s->l1src, &s->g, &err) != GM_OK) return -1;
     for (uint32_t k = 0; k < t->streams; k++) s->al[k] = gm_ms_group_allocator(s->g, k);
@@ -392,7 +393,7 @@ static void human(char *buf, size_t cap, double bytes)
 }
 
 static bool header_done;
-static bool timed[A_COUNT] = {true, true, true, true, true}; /* --only NAME: time just that one (profiling) */
+static bool timed[A_COUNT] = {true, true, true, true, true, true}; /* --only NAME: time just that one (profiling) */
 
 /* Replays t through every allocator and prints its row. */
 static int bench_trace(const char *label, const at_trace *t, int runs)
@@ -434,6 +435,13 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_ms_group_stats(gt.g, &tight, NULL);
     const size_t tight_syncs = gt.dev.syncs, tight_maps = gt.dev.maps;
     gm_worst = (gm_breakdown){0};
+    /* graphmem-plan (memory first, learning the first iteration's plan), untimed first too */
+    gm_stack gp;
+    if (gm_stack_open(&gp, t, STACK_PLAN) || replay_gm(&gp, t, h, samples))
+        return fprintf(stderr, "bench_alloc: graphmem-plan: allocator failure\n"), gm_stack_close(&gp), -1;
+    reserved[A_PLAN] = max_of(samples, t->n_peak_at);
+    const size_t plan_syncs = gp.dev.syncs;
+    gm_worst = (gm_breakdown){0};
     gm_stack gs;
     if (gm_stack_open(&gs, t, ge_protocol_only ? STACK_GE : STACK_DEFAULT) || replay_gm(&gs, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), -1;
@@ -447,6 +455,7 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
             double t0 = bench_now_ms();
             int rc = a == A_GRAPHMEM ? replay_gm(&gs, t, h, NULL)
                      : a == A_TIGHT  ? replay_gm(&gt, t, h, NULL)
+                     : a == A_PLAN   ? replay_gm(&gp, t, h, NULL)
                                      : replay_peer(a, t, h, NULL, 0);
             secs[a][r] = (bench_now_ms() - t0) / 1e3;
             if (rc) return fprintf(stderr, "bench_alloc: %s failed\n", alloc_name[a]), -1;
@@ -457,16 +466,20 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_ms_group_stats(gs.g, &ms, &l2_reserved);
     gm_caching_stats l1st;
     gm_caching_get_stats(gs.l1, &l1st);
+    gm_ms_plan_stats plan;
+    gm_ms_group_plan_stats(gp.g, &plan);
     gm_stack_close(&gs);
     gm_stack_close(&gt);
+    gm_stack_close(&gp);
 
     if (!header_done) {
         printf("| trace | streams | iterations | events | alloc+free ops | peak active | 64 KiB-page peak ÷ peak |");
         for (int a = 0; a < A_COUNT; a++) printf(" %s Mops/s |", alloc_name[a]);
         for (int a = 0; a < A_COUNT; a++) printf(" %s reserved/peak |", alloc_name[a]);
-        printf(" graphmem ÷ mimalloc ops/s | graphmem-tight ÷ mimalloc ops/s | graphmem reserved/peak, GE's reuse only |"
-               " synchronizes per iteration: graphmem, graphmem-tight |\n|---|---|---|---|---|---|---|");
-        for (int a = 0; a < 2 * A_COUNT + 4; a++) printf("---|");
+        printf(" graphmem ÷ mimalloc ops/s | graphmem-tight ÷ mimalloc ops/s | graphmem-plan ÷ mimalloc ops/s |"
+               " graphmem reserved/peak, GE's reuse only | synchronizes per iteration: graphmem, graphmem-tight, graphmem-plan |"
+               "\n|---|---|---|---|---|---|---|");
+        for (int a = 0; a < 2 * A_COUNT + 5; a++) printf("---|");
         printf("\n");
         header_done = true;
     }
@@ -487,13 +500,13 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
         if (!peers[a].present) printf(" (absent) |");
         else printf(" %.3f |", (double)reserved[a] / (double)(t->peak_live ? t->peak_live : 1));
     }
-    for (int a = A_GRAPHMEM; a <= A_TIGHT; a++) {
+    for (int a = A_GRAPHMEM; a <= A_PLAN; a++) {
         if (peers[A_MIMALLOC].present && mops[a] > 0 && mops[A_MIMALLOC] > 0) printf(" %.2f× |", mops[a] / mops[A_MIMALLOC]);
         else printf(" - |");
     }
     printf(" %.3f |", (double)reserved_ge / (double)(t->peak_live ? t->peak_live : 1));
     const double iters = t->iterations ? t->iterations : 1;
-    printf(" %.2f, %.2f |\n", (double)gm_syncs / iters, (double)tight_syncs / iters);
+    printf(" %.2f, %.2f, %.2f |\n", (double)gm_syncs / iters, (double)tight_syncs / iters, (double)plan_syncs / iters);
     fprintf(stderr,
             "  %s: graphmem held peak %zu B (%.3f × peak active); borrow hits %zu, local recycles %zu, birth %zu, "
             "borrow recycles %zu, events sent %zu, stale %zu, idle chunks shared between streams %zu, internal events %zu, delivered early %zu, L1 mallocs %zu; before the replay jemalloc mapped %zu B, mimalloc "
@@ -503,6 +516,11 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
             ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
     fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, synchronizes %zu, device maps %zu (one replay)\n",
             label, gt.dev.peak, tight.growth_ladders, tight_syncs, tight_maps);
+    fprintf(stderr, "  %s: graphmem-plan: %zu plan(s) learned, region %zu B (%.3f x peak active), %zu blocks, %zu of them "
+            "adding internal dependencies (%zu added), %zu iterations on the plan, %zu departures, %zu planned mallocs%s\n",
+            label, plan.learned, plan.region_bytes, (double)plan.region_bytes / (double)(t->peak_live ? t->peak_live : 1),
+            plan.blocks, plan.dependent_blocks, plan.orders, plan.iterations_on, plan.departures, plan.planned_mallocs,
+            plan.gave_up ? "; gave up" : "");
     for (int a = 0; a < A_COUNT; a++) free(secs[a]);
     free(h);
     free(samples);

@@ -719,6 +719,26 @@ static gm_status wl_run_many_streams(const input *in, gm_error *err)
     return st;
 }
 
+/* The learned plan: an iteration recorded, packed (with internal dependencies where streams hear
+ * of releases late), taken from L1, and the next ones answered from it. */
+static gm_status wl_run_learned_plan(const input *in, gm_error *err)
+{
+    gm_model *m = NULL;
+    gm_status st = read_input(in, &m, err);
+    if (st != GM_OK) return st;
+    gm_run_options ro;
+    gm_run_options_init(&ro);
+    ro.streams = 3;
+    ro.iterations = 3;
+    ro.memory_first = true;
+    ro.learn_plan = true;
+    gm_run_stats stats;
+    gm_run_assign_streams(m, ro.streams);
+    if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
+    gm_model_free(m);
+    return st;
+}
+
 /* The pipeline with every log line on (to nowhere): the passes' debug-only bookkeeping. */
 static gm_status wl_logged(const input *in, gm_error *err)
 {
@@ -858,6 +878,7 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_best_fit_big, NULL, "best_fit_big", &t);
     sweep(wl_device, NULL, "device", &t);
     sweep(wl_run_many_streams, NULL, "run_many_streams", &t);
+    sweep(wl_run_learned_plan, NULL, "run_learned_plan", &t);
     sweep(wl_expandable, NULL, "expandable", &t);
     make_big_plan();
     sweep(wl_verify_big, NULL, "verify_big", &t);
@@ -866,6 +887,7 @@ static void every_site_fails_cleanly(void **state)
     for (size_t i = 0; i < n_files; i++) sweep(wl_pipeline, &g_inputs.v[i], "pipeline", &t);
     for (size_t i = 0; i < n_files; i++) sweep(wl_report, &g_inputs.v[i], "report", &t);
     for (size_t i = n_files; i < n_random; i++) sweep(wl_run, &g_inputs.v[i], "run", &t);
+    for (size_t i = n_files; i < n_random; i++) sweep(wl_run_learned_plan, &g_inputs.v[i], "run_learned_plan", &t);
     for (size_t i = n_random; i < n_dsa; i++) sweep(wl_dsa_large, &g_inputs.v[i], "dsa_large", &t);
     for (size_t i = n_dsa; i < n_long; i++) sweep(wl_read, &g_inputs.v[i], "read", &t);
     for (size_t i = n_long; i < g_inputs.n; i++) sweep(wl_scenario, &g_inputs.v[i], "scenario", &t);

@@ -31,6 +31,7 @@ static void passes(gm_model *m, const char *what)
 }
 
 static bool g_memory_first; /* the runs below use gm_run_options.memory_first */
+static bool g_learn_plan;   /* and gm_run_options.learn_plan */
 
 static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations, uint64_t limit, gm_run_fault fault,
                               const char *what)
@@ -40,6 +41,7 @@ static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations
     gm_run_options o;
     gm_run_options_init(&o);
     o.streams = streams, o.iterations = iterations, o.memory_limit = limit, o.memory_first = g_memory_first;
+    o.learn_plan = g_learn_plan;
     gm_run_stats s;
     if (gm_run_dynamic_fault(m, &o, fault, &s, &err) != GM_OK) fail_msg("%s: run: %s", what, err.message);
     return s;
@@ -168,6 +170,58 @@ static void test_memory_first_clean(void **state)
     g_memory_first = false;
     check_clean(&s, 4, "resnet18 under 55.5 MB, memory first");
     assert_true(s.alloc.device_peak_bytes <= 55500000);
+    gm_model_free(m);
+}
+
+/* The learned plan (memory first, the first iteration recorded, the others answered from the
+ * packed plan): every read intact on 1 to 8 streams, the host streams running as threads; every
+ * iteration after the first kept to the plan; the device never held more than memory first did or
+ * the region needs (the recorded iteration's pages went back before the region was taken). */
+static void test_learned_plan_clean(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"resnet18.onnx", "control_flow.onnx", "mlp_train_step.graphmem.json",
+                                        "transformer_lm_train_step.graphmem.json"};
+    uint64_t orders = 0;
+    for (size_t f = 0; f < (quick() ? 2 : sizeof files / sizeof *files); f++)
+        for (size_t i = 0; i < 4; i++) {
+            if (!stream_count_wanted(i)) continue;
+            gm_model *m = read_model(files[f]);
+            g_memory_first = true;
+            gm_run_stats mf = run(m, k_streams[i], 2, files[f]);
+            g_learn_plan = true;
+            gm_run_stats s = run(m, k_streams[i], 5, files[f]);
+            g_memory_first = g_learn_plan = false;
+            check_clean(&s, k_streams[i], files[f]);
+            const gm_run_alloc_stats *a = &s.alloc;
+            print_message("  %-40s streams %u  plan region %llu, device peak %llu (memory first %llu), %llu "
+                          "dependencies\n",
+                          files[f], k_streams[i], (unsigned long long)a->plan_region_bytes,
+                          (unsigned long long)a->device_peak_bytes, (unsigned long long)mf.alloc.device_peak_bytes,
+                          (unsigned long long)a->plan_orders);
+            assert_int_equal(a->plans_learned, 1);
+            assert_int_equal(a->plan_iterations, 4);
+            assert_int_equal(a->plan_departures, 0);
+            assert_int_equal(a->planned_mallocs * 5, a->mallocs * 4); /* every malloc after the first iteration */
+            assert_true(a->plan_region_bytes > 0);
+            /* the recorded iteration ran as memory first does (whose later iterations may hold
+             * more); the region came after its pages went */
+            const uint64_t region = (a->plan_region_bytes + 65535) / 65536 * 65536;
+            assert_true(a->device_peak_bytes <= (mf.alloc.device_peak_bytes > region ? mf.alloc.device_peak_bytes : region));
+            orders += a->plan_orders;
+            gm_model_free(m);
+        }
+    if (!quick()) assert_true(orders > 0);
+    /* a bug in the caller (a tensor freed right after its producer) is still caught with a plan */
+    gm_model *m = NULL;
+    gm_error err;
+    assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
+    passes(m, "embedded example");
+    g_learn_plan = true;
+    gm_run_stats s = run_fault(m, 1, 3, 0, GM_RUN_FAULT_EARLY_FREE, "embedded example, early free, learned plan");
+    g_learn_plan = false;
+    assert_true(s.corrupted_reads > 0);
+    assert_true(s.alloc.planned_mallocs > 0);
     gm_model_free(m);
 }
 
@@ -318,7 +372,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_example_clean), cmocka_unit_test(test_shared_models_clean),
         cmocka_unit_test(test_memory_pressure_borrows),
-        cmocka_unit_test(test_memory_first_clean), cmocka_unit_test(test_early_free_is_caught),
+        cmocka_unit_test(test_memory_first_clean), cmocka_unit_test(test_learned_plan_clean),
+        cmocka_unit_test(test_early_free_is_caught),
         cmocka_unit_test(test_alloc_failures),          cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_groups_laid_out),         cmocka_unit_test(test_gapped_groups_are_caught),
     };

@@ -73,13 +73,16 @@ typedef struct gm_run_options {
     bool memory_first;   /* dynamic mode, not GE's default: the L1 in expandable mode (the device's
                             virtual memory, where it has it) and the pools recycling before L1 grows
                             (stream synchronizes for less device memory); false by default */
+    bool learn_plan;     /* dynamic mode, not GE's: the allocator records the first iteration and
+                            serves the next ones from a packed plan of it while they repeat it
+                            (src/runtime/ms_learned_plan.h); false by default */
 } gm_run_options;
 
 void gm_run_options_init(gm_run_options *o);
 
 /* What the runtime allocator did in a dynamic run (all iterations); zero in static mode. */
 typedef struct gm_run_alloc_stats {
-    uint64_t mallocs;           /* blocks handed out by the per-stream L2 allocators */
+    uint64_t mallocs;           /* blocks handed out by the per-stream L2 allocators (a learned plan's too) */
     uint64_t allocated_bytes;   /* bytes of those blocks, summed */
     uint64_t peak_bytes;        /* most bytes in blocks at one time (whole 64 KiB pages) */
     uint64_t reserved_bytes;    /* most bytes the L2 pools held from L1 (in use + cached) */
@@ -97,6 +100,9 @@ typedef struct gm_run_alloc_stats {
     uint64_t sync_violations;   /* allocator sanity failures (a bug if > 0) */
     uint64_t growth_recycles;   /* memory_first: recycles run instead of growing L1 */
     uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */
+    /* learn_plan: plans learned, iterations that kept to one, departures, mallocs the plans
+     * answered, dependencies they added, and the largest plan's region */
+    uint64_t plans_learned, plan_iterations, plan_departures, planned_mallocs, plan_orders, plan_region_bytes;
 } gm_run_alloc_stats;
 
 typedef struct gm_run_stats {

@@ -31,6 +31,7 @@ typedef struct gm_cli_opts {
     bool dynamic;         /* run: allocate through the runtime allocator (default); false: --plan */
     uint64_t memory_limit; /* run: device bytes the run may hold, 0 = no limit */
     bool memory_first;     /* run: gm_run_options.memory_first */
+    bool learn_plan;       /* run: gm_run_options.learn_plan */
     const char *backend;  /* run: "host" or "cuda" */
     int device;           /* run: device id */
     unsigned devices;     /* run --plan: 1 or 2 (nodes with "_device": 1 on the second) */

@@ -39,6 +39,11 @@ static void print_alloc_text(const gm_run_alloc_stats *a)
     if (a->growth_recycles)
         printf("  %-26s %llu (--memory-first: every stream synchronized, its idle memory back to L1)\n",
                "recycles before growing", u(a->growth_recycles));
+    if (a->plans_learned)
+        printf("  %-26s %llu learned (region %llu bytes); %llu iterations kept to it, %llu departed; %llu mallocs "
+               "answered by it, %llu internal dependencies added (--learn-plan)\n",
+               "learned plan", u(a->plans_learned), u(a->plan_region_bytes), u(a->plan_iterations),
+               u(a->plan_departures), u(a->planned_mallocs), u(a->plan_orders));
     if (a->assumed_sizes)
         printf("  %-26s %llu buffers of run-time size given their largest declared size or 4 KiB\n", "assumed sizes",
                u(a->assumed_sizes));
@@ -61,7 +66,10 @@ static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
              {"events_waited", a->events_waited}, {"messages_applied", a->messages_sent},
              {"stale_messages", a->stale_messages}, {"returned_home", a->returned_home},
              {"internal_events", a->internal_events}, {"growth_recycles", a->growth_recycles},
-             {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks}};
+             {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks},
+             {"plans_learned", a->plans_learned}, {"plan_iterations", a->plan_iterations},
+             {"plan_departures", a->plan_departures}, {"planned_mallocs", a->planned_mallocs},
+             {"plan_orders", a->plan_orders}, {"plan_region_bytes", a->plan_region_bytes}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, (double)f[i].v);
 }
 
@@ -175,6 +183,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     ro.devices = o->devices;
     ro.memory_limit = o->memory_limit;
     ro.memory_first = o->memory_first;
+    ro.learn_plan = o->learn_plan;
     if (!gm_backend_available(ro.backend)) {
         gm_error_set(&err, GM_ERR_USAGE, "run: the %s backend is not available here%s", o->backend,
                      ro.backend == GM_BACKEND_CUDA ? " (no CUDA toolkit at build time, or no GPU)" : "");

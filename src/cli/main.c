@@ -65,6 +65,8 @@ static const char k_run_options[] =
     "                        and, in dynamic mode, borrow across streams)\n"
     "  --memory-first        dynamic mode: less device memory for stream synchronizes (an expandable\n"
     "                        L1 in the device's virtual memory; the pools recycle before L1 grows)\n"
+    "  --learn-plan          dynamic mode: the allocator records the first iteration, packs it into one\n"
+    "                        region, and answers the next ones from that plan while they repeat it\n"
     "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";
 
 void gm_cli_usage(const char *cmd)

@@ -123,7 +123,8 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
 }
 
 /* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
- * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES, --memory-first. */
+ * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES, --memory-first,
+ * --learn-plan. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
     static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--devices",
@@ -135,6 +136,7 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
         if (strcmp(arg, "--dynamic") == 0) return o->dynamic = true, GM_OK; /* the default, said explicitly */
         if (strcmp(arg, "--plan") == 0) return o->dynamic = false, GM_OK;
         if (strcmp(arg, "--memory-first") == 0) return o->memory_first = true, GM_OK;
+        if (strcmp(arg, "--learn-plan") == 0) return o->learn_plan = true, GM_OK;
         return gm_error_set(err, GM_ERR_USAGE, "run: unknown option '%s' (see graphmem run --help)", arg);
     }
     const char *v = take_value(arg, argc, argv, i);

@@ -224,8 +224,10 @@ static int source_free_part(void *ctx, void *base, void *addr, size_t bytes)
     return gm_caching_free_part(ctx, base, addr, bytes, NULL) == GM_OK ? 0 : -1;
 }
 
+static size_t source_trim(void *ctx) { return gm_caching_recycle(ctx); }
+
 gm_mem_source gm_caching_as_source(gm_caching_allocator *a)
 {
     return (gm_mem_source){.ctx = a, .alloc = source_alloc, .free = source_free, .alloc_within = source_alloc_within,
-                           .free_part = source_free_part};
+                           .free_part = source_free_part, .trim = source_trim};
 }

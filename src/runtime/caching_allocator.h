@@ -52,7 +52,7 @@ gm_status gm_caching_free_part(gm_caching_allocator *a, void *base, void *addr, 
 size_t gm_caching_recycle(gm_caching_allocator *a);
 void gm_caching_get_stats(gm_caching_allocator *a, gm_caching_stats *out);
 /* This allocator as a memory source (for the L2 pools): alloc = malloc, free = free,
- * alloc_within = malloc_within, free_part = free_part. */
+ * alloc_within = malloc_within, free_part = free_part, trim = recycle. */
 gm_mem_source gm_caching_as_source(gm_caching_allocator *a);
 
 /* ---- the registry ------------------------------------------------------------------------ */

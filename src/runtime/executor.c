@@ -43,6 +43,7 @@ void gm_run_options_init(gm_run_options *o)
     o->memory_limit = 0;
     o->devices = 1;
     o->memory_first = false;
+    o->learn_plan = false;
 }
 
 void gm_run_assign_streams(gm_model *m, unsigned streams)

@@ -137,7 +137,7 @@ static int order_streams(void *ctx, uint32_t from, uint32_t to)
 }
 
 /* Device dv's stack: caching L1 over the device, a MultiStreamL2Allocator per stream. */
-static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first)
+static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first, bool learn_plan)
 {
     gm_exec *x = &d->x;
     gm_device *dev = gm_place_device(x, dv);
@@ -154,7 +154,8 @@ static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first)
     if (!(d->l1[dv] = gm_caching_create(&src, &l1cfg, sync_streams, &d->sync_ctx[dv]))) return GM_ERR_NOMEM;
     gm_mem_source l1 = gm_caching_as_source(d->l1[dv]);
     gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv],
-                       .order = order_streams, .order_ctx = &d->sync_ctx[dv], .recycle_before_growth = memory_first};
+                       .order = order_streams, .order_ctx = &d->sync_ctx[dv], .recycle_before_growth = memory_first,
+                       .learn_plan = learn_plan};
     return gm_ms_group_create(&ms, &l1, &d->g[dv], x->err);
 }
 
@@ -167,7 +168,7 @@ static gm_status open_resources(gm_dyn *d, const gm_run_options *o, gm_place_fau
     unsigned total = gm_exec_total_streams(x);
     for (unsigned s = 0; s < total && st == GM_OK; s++)
         if (s % x->n_streams) st = gm_event_create(gm_place_device(x, s / x->n_streams), &d->end_event[s], x->err);
-    for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv, o->memory_first);
+    for (unsigned dv = 0; dv < n_devices(x) && st == GM_OK; dv++) st = open_allocator(d, dv, o->memory_first, o->learn_plan);
     return st;
 }
 
@@ -448,6 +449,12 @@ static void copy_alloc_stats(gm_dyn *d)
         a->messages_sent += ms.messages_sent, a->stale_messages += ms.stale_messages;
         a->returned_home += ms.returned_home, a->sync_violations += ms.sync_violations;
         a->internal_events += ms.internal_events, a->growth_recycles += ms.growth_ladders;
+        gm_ms_plan_stats ps;
+        gm_ms_group_plan_stats(d->g[dv], &ps);
+        a->plans_learned += ps.learned, a->plan_iterations += ps.iterations_on, a->plan_departures += ps.departures;
+        a->planned_mallocs += ps.planned_mallocs, a->plan_orders += ps.orders;
+        a->mallocs += ps.planned_mallocs; /* handed out by the group as well */
+        if (ps.region_bytes > a->plan_region_bytes) a->plan_region_bytes = ps.region_bytes;
     }
 }
 

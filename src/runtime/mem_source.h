@@ -24,6 +24,8 @@ typedef struct gm_mem_source {
      * parts below and above stay allocated, at base and at addr + bytes (each freed on its own).
      * 0, or nonzero (out of memory) with nothing changed. */
     int (*free_part)(void *ctx, void *base, void *addr, size_t bytes);
+    /* Optional: gives idle memory back to where it came from (an L1 cache: its recycle). */
+    size_t (*trim)(void *ctx);
     /* Optional virtual memory (all four, or none): reserve an address range with nothing behind
      * it; map backs any part of it not backed yet, unmap gives back any backed part (not
      * necessarily what one map call backed); release the range once nothing is backed. Sizes and

@@ -57,6 +57,19 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
 {
     if (p->src >= g->n || p->dst >= g->n || p->src == p->dst)
         return gm_error_set(err, GM_ERR_USAGE, "event %u -> %u: bad streams for %u", p->src, p->dst, g->n);
+    if (!g->plan) return gm_ms_send_unrecorded(g, p, err);
+    /* not GE's: a learned plan has nothing to carry (ms_learned_plan.h) */
+    if (gm_ms_plan_on(g) && gm_ms_plan_send(g->plan, p->src, &p->plan_send, &p->plan_iter)) {
+        g->st.events_sent++;
+        return GM_OK;
+    }
+    gm_status st = gm_ms_send_unrecorded(g, p, err);
+    if (st == GM_OK && gm_ms_plan_recording(g)) gm_ms_plan_record_send(g->plan, p->src, &p->plan_send, &p->plan_iter);
+    return st;
+}
+
+gm_status gm_ms_send_unrecorded(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err)
+{
     gm_ms_l2_allocator *a = g->alloc[p->src];
     /* Room for the worst case first, so that nothing is marked sent and then dropped. */
     const size_t need_freed = p->nfreed + a->local.n, need_home = p->nhome + gm_ms_l2_borrow_count(a, p->dst);
@@ -116,6 +129,18 @@ static inline void apply_news(gm_ms_group *g, gm_ms_event_payload *p)
 
 void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
 {
+    if (g->plan) {
+        if (gm_ms_plan_on(g) && gm_ms_plan_wait(g->plan, p->src, p->dst, p->plan_send, p->plan_iter)) {
+            g->st.events_waited++;
+            return;
+        }
+        if (gm_ms_plan_recording(g)) gm_ms_plan_record_wait(g->plan, p->src, p->dst, p->plan_send, p->plan_iter);
+    }
+    gm_ms_wait_unrecorded(g, p);
+}
+
+void gm_ms_wait_unrecorded(gm_ms_group *g, gm_ms_event_payload *p)
+{
     if (p->flight) flight_unlink(p); /* before its news is applied: the count drops by it */
     apply_news(g, p);
     if (p->epoch) {
@@ -169,13 +194,27 @@ void gm_ms_last_wait_events(gm_ms_group *g)
     if (!g->recycle_before_growth)
         for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
     gm_ms_epochs_join(g);
+    if (g->plan) gm_ms_plan_iteration_end(g->plan, g);
 }
 
 gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t dst, gm_error *err)
 {
     if (src == dst) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: source and destination are both stream %u", src);
     if (!b->mem) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: the block was already recycled");
-    if (dst >= b->mif.n) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: no stream %u", dst);
+    gm_ms_group *g = b->birth->group;
+    if (dst >= g->n) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: no stream %u", dst);
+    if (g->plan) { /* not GE's: see gm_ms_block_free */
+        if (b->type == GM_MS_PLANNED) {
+            gm_ms_plan_access(g->plan, b, dst);
+            return GM_OK;
+        }
+        if (gm_ms_plan_on(g)) {
+            if (gm_ms_plan_names(g->plan, b)) gm_ms_plan_access(g->plan, b, dst); /* a stand-in */
+            else gm_ms_plan_depart(g->plan);
+        } else if (gm_ms_plan_recording(g)) {
+            gm_ms_plan_record_access(g->plan, b, dst);
+        }
+    }
     gm_ms_block_new_access_stream(b, src, dst);
     return GM_OK;
 }

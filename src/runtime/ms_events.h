@@ -34,6 +34,8 @@ typedef struct gm_ms_event_payload {
      * dependencies only), where an internal event src -> dst delivers its news early
      * (gm_ms_deliver_in_flight). */
     struct gm_ms_flight *flight;
+    /* A learned plan's name for its latest send: its place in src's sequence and the iteration */
+    uint32_t plan_send, plan_iter;
     struct gm_ms_event_payload *fl_prev, *fl_next;
 } gm_ms_event_payload;
 

@@ -5,6 +5,7 @@
 #include "runtime/borrow_allocator.h"
 #include "runtime/l2_mem_pool.h"
 #include "runtime/ms_l2_allocator.h"
+#include "runtime/ms_learned_plan.h"
 
 /* One L1 binding: what the pool's chunks were taken from (kept until the group dies, since a
  * chunk frees through the binding it was fetched with). */
@@ -50,7 +51,12 @@ struct gm_ms_group {
         struct gm_ms_event_payload *head;
         size_t news;
     } *in_flight;
+    gm_ms_plan *plan; /* gm_ms_config.learn_plan (not GE's); NULL: none */
 };
+
+/* The learned plan answers this iteration's calls (ms_learned_plan.h). */
+static inline bool gm_ms_plan_on(const gm_ms_group *g) { return g->plan && g->plan->mode == GM_MS_PLAN_ON; }
+static inline bool gm_ms_plan_recording(const gm_ms_group *g) { return g->plan && g->plan->mode == GM_MS_PLAN_RECORD; }
 
 /* The stream's pool shares its idle chunks / asks the others (ms_l2_allocator.c). */
 bool gm_ms_share_into(void *ctx, size_t size);
@@ -58,6 +64,11 @@ bool gm_ms_share_into(void *ctx, size_t size);
  * of send it internal events; true when any did. */
 bool gm_ms_wait_for_releases(gm_ms_l2_allocator *a, size_t size);
 void gm_ms_internal_deps_fini(gm_ms_group *g);
+/* The group's own events (internal dependencies): the protocol of gm_ms_send_event /
+ * gm_ms_wait_event without a learned plan's checking or recording — a replay will not make them. */
+struct gm_ms_event_payload;
+gm_status gm_ms_send_unrecorded(gm_ms_group *g, struct gm_ms_event_payload *p, gm_error *err);
+void gm_ms_wait_unrecorded(gm_ms_group *g, struct gm_ms_event_payload *p);
 /* Every stream joined: everything idle so far is safe on every stream. */
 void gm_ms_epochs_join(gm_ms_group *g);
 

@@ -54,8 +54,8 @@ bool gm_ms_wait_for_releases(gm_ms_l2_allocator *a, size_t size)
         gm_error err;
         /* the device dependency first: the payload describes s as it is now, which is what the
          * record covers; a failure either way just means no reuse */
-        if (!p || g->order(g->order_ctx, s, r) != 0 || gm_ms_send_event(g, p, &err) != GM_OK) return any;
-        gm_ms_wait_event(g, p);
+        if (!p || g->order(g->order_ctx, s, r) != 0 || gm_ms_send_unrecorded(g, p, &err) != GM_OK) return any;
+        gm_ms_wait_unrecorded(g, p);
         gm_ms_deliver_in_flight(g, s, r);
         g->st.internal_events++;
         any = true;

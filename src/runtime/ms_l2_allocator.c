@@ -168,6 +168,13 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
             return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
         }
     }
+    if (cfg->learn_plan &&
+        (!(g->plan = gm_calloc(1, sizeof *g->plan)) || gm_ms_plan_init(g->plan, g->n, l1, cfg->order, cfg->order_ctx, err) != GM_OK)) {
+        gm_free(g->plan);
+        g->plan = NULL;
+        gm_ms_group_destroy(g);
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
+    }
     *out = g;
     return GM_OK;
 }
@@ -175,6 +182,11 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
 gm_ms_l2_allocator *gm_ms_group_allocator(gm_ms_group *g, uint32_t stream) { return g->alloc[stream]; }
 uint32_t gm_ms_group_streams(const gm_ms_group *g) { return g->n; }
 uint32_t gm_ms_l2_stream(const gm_ms_l2_allocator *a) { return a->stream; }
+
+void gm_ms_group_plan_stats(const gm_ms_group *g, gm_ms_plan_stats *out)
+{
+    *out = g->plan ? g->plan->st : (gm_ms_plan_stats){0};
+}
 
 void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved)
 {
@@ -243,7 +255,23 @@ static gm_ms_block *from_other_streams(gm_ms_l2_allocator *a, size_t size)
     return b;
 }
 
+static gm_ms_block *malloc_dynamic(gm_ms_l2_allocator *a, size_t size);
+
 gm_ms_block *gm_ms_l2_malloc(gm_ms_l2_allocator *a, size_t size)
+{
+    gm_ms_group *g = a->group;
+    if (g->plan) { /* not GE's: a learned plan answers, or records the answer (ms_learned_plan.h) */
+        gm_ms_block *b = gm_ms_plan_on(g) ? gm_ms_plan_malloc(g->plan, a->stream, size) : NULL;
+        if (b) return b;
+        b = malloc_dynamic(a, size);
+        if (gm_ms_plan_recording(g)) gm_ms_plan_record_malloc(g->plan, a->stream, b, size);
+        else gm_ms_plan_dynamic_block(g->plan, b);
+        return b;
+    }
+    return malloc_dynamic(a, size);
+}
+
+static gm_ms_block *malloc_dynamic(gm_ms_l2_allocator *a, size_t size)
 {
     gm_ms_stats *st = &a->group->st;
     /* A parked block that fits is lent before the own pool grows: our view already says no
@@ -445,6 +473,11 @@ size_t gm_ms_group_destroy(gm_ms_group *g)
         if (g->alloc[s]) allocator_free(g->alloc[s]);
     gm_ms_internal_deps_fini(g);
     gm_ms_forget_in_flight(g);
+    if (g->plan) {
+        g->st.leaked_blocks += g->plan->out; /* planned blocks never freed: their region goes anyway */
+        gm_ms_plan_fini(g->plan);
+        gm_free(g->plan);
+    }
     gm_free(g->in_flight);
     gm_free(g->alloc);
     gm_free(g->epoch);

@@ -22,6 +22,7 @@
 
 #include "graphmem/graph.h"
 #include "runtime/mem_source.h"
+#include "runtime/ms_learned_plan.h"
 #include "runtime/ms_mem_block.h"
 #include "runtime/scalable_allocator.h"
 
@@ -49,6 +50,10 @@ typedef struct gm_ms_config {
      * instead of recycling them all (GE's synchronize of every stream every iteration).
      * false: GE's behaviour. */
     bool recycle_before_growth;
+    /* Not GE's: record the first iteration (up to LastWaitEvents), pack its blocks into one
+     * region, and answer the next iterations from that plan while they repeat it
+     * (ms_learned_plan.h). Internal dependencies (order) let it pack tighter. false: none. */
+    bool learn_plan;
 } gm_ms_config;
 
 typedef struct gm_ms_stats {
@@ -72,6 +77,8 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
 size_t gm_ms_group_destroy(gm_ms_group *g);
 gm_ms_l2_allocator *gm_ms_group_allocator(gm_ms_group *g, uint32_t stream);
 uint32_t gm_ms_group_streams(const gm_ms_group *g);
+/* The learned plan's counters (all zero without learn_plan). */
+void gm_ms_group_plan_stats(const gm_ms_group *g, gm_ms_plan_stats *out);
 /* Stats of the group; `reserved` = bytes the L2 pools hold from L1 (occupied + idle). */
 void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved);
 

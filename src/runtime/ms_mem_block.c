@@ -30,9 +30,25 @@ void gm_ms_block_new_access_stream(gm_ms_block *b, uint32_t src, uint32_t dst)
     gm_mif_set_all(&b->mif, dst);
 }
 
+/* The allocator's own releases (a view emptied by news): never a planned block, never recorded. */
+static void free_at(gm_ms_block *b, uint32_t stream) { gm_ms_l2_free_at(b->birth->group->alloc[stream], b); }
+
 void gm_ms_block_free(gm_ms_block *b, uint32_t stream)
 {
-    gm_ms_l2_free_at(b->birth->group->alloc[stream], b);
+    gm_ms_group *g = b->birth->group;
+    if (g->plan) { /* not GE's: a learned plan's block, or a call the plan checks or records */
+        if (b->type == GM_MS_PLANNED) {
+            gm_ms_plan_free(g->plan, b, stream);
+            return;
+        }
+        if (gm_ms_plan_on(g)) {
+            if (gm_ms_plan_names(g->plan, b)) gm_ms_plan_free(g->plan, b, stream); /* a stand-in */
+            else gm_ms_plan_depart(g->plan);
+        } else if (gm_ms_plan_recording(g)) {
+            gm_ms_plan_record_free(g->plan, b, stream);
+        }
+    }
+    free_at(b, stream);
 }
 
 /* What src knows of dst can only lag what dst knows of itself, and the other way round: a
@@ -52,7 +68,7 @@ void gm_ms_block_sync_local_recycle_status(gm_ms_block *b, uint32_t src, uint32_
         return;
     }
     gm_mif_merge_cleared_from(&b->mif, src, dst);
-    if (gm_ms_block_can_global_recycle(b, dst)) gm_ms_block_free(b, dst);
+    if (gm_ms_block_can_global_recycle(b, dst)) free_at(b, dst);
 }
 
 void gm_ms_block_sync_from_message(gm_ms_block *b, uint32_t src, uint32_t dst, uint64_t view, uint64_t gen)
@@ -64,12 +80,12 @@ void gm_ms_block_sync_from_message(gm_ms_block *b, uint32_t src, uint32_t dst, u
     }
     (void)src;
     b->mif.words[dst] &= ~released;
-    if (gm_ms_block_can_global_recycle(b, dst)) gm_ms_block_free(b, dst);
+    if (gm_ms_block_can_global_recycle(b, dst)) free_at(b, dst);
 }
 
 void gm_ms_block_sync_all_local_recycle_status(gm_ms_block *b, uint32_t dst)
 {
     for (uint32_t m = 0; m < b->mif.n && gm_mif_is_any_set(&b->mif, dst); m++)
         if (m != dst) gm_mif_merge_cleared_from(&b->mif, m, dst);
-    if (gm_ms_block_can_global_recycle(b, dst)) gm_ms_block_free(b, dst);
+    if (gm_ms_block_can_global_recycle(b, dst)) free_at(b, dst);
 }

@@ -22,7 +22,9 @@
 
 typedef struct gm_ms_l2_allocator gm_ms_l2_allocator;
 
-typedef enum gm_ms_alloc_type { GM_MS_NORM = 0, GM_MS_BORROW } gm_ms_alloc_type;
+/* GM_MS_PLANNED: a block of a learned plan (ms_learned_plan.h), not GE's: its place in the plan's
+ * region is fixed, and none of the multi-stream bookkeeping below applies to it. */
+typedef enum gm_ms_alloc_type { GM_MS_NORM = 0, GM_MS_BORROW, GM_MS_PLANNED } gm_ms_alloc_type;
 
 typedef struct gm_ms_block gm_ms_block;
 struct gm_ms_block {
@@ -41,6 +43,7 @@ struct gm_ms_block {
     gm_ms_block *pool_next; /* the wrapper free list */
     uint32_t *counts;       /* per-stream occupy counts (in the wrapper's tail) */
     uint64_t gen;           /* ticks at every NewAccessStream */
+    uint32_t plan_slot, plan_iter; /* its slot in a learned plan, and the iteration it was recorded in */
     uint64_t acq_gen[];     /* per stream: gen of its latest NewAccessStream */
 };
 

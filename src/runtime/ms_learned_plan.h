@@ -1,0 +1,224 @@
+/*
+ * ms_learned_plan.h — not GE's: the multi-stream group learns one iteration and replays a packed
+ * plan of it (gm_ms_config.learn_plan).
+ *
+ * A graph runs the same iteration again and again. The group records one iteration, whole, as
+ * the dynamic allocator serves it: each stream's sequence of mallocs (by size), cross-stream
+ * accesses, frees, event sends and waits. At its LastWaitEvents it packs every block of that
+ * iteration at an offset of one region (ms_plan_pack.c) so that two blocks share bytes only
+ * where the device would order the first one's last use before the second one's first:
+ *
+ *   - through the events of the iteration itself: every release of the first is known to the
+ *     second's stream (a vector clock over each stream's sequence) by the second's malloc; or
+ *   - failing that, through an internal dependency (gm_ms_config.order, as ms_internal_deps.c)
+ *     that the second's malloc adds from each stream whose release it has not heard of, where
+ *     every release came before that malloc on the host (checked at run time).
+ *
+ * The pools give their idle memory back, L1 trims, and the region is taken from L1 in one
+ * piece. From the next iteration on, each call is checked against the recorded sequence of its
+ * stream and answered from the plan: a malloc returns the block's fixed place, a free or an
+ * event only moves the stream's cursor. While every stream keeps to its sequence and every wait
+ * is on the very send it was on when recorded, the order between streams is the recorded one, so
+ * the packing stays safe. A block placed by the second rule whose guard fails (the host
+ * interleaved the streams otherwise) is served by the dynamic allocator instead, as the slot's
+ * stand-in, and the iteration stays on the plan. The first call that departs (another size, another order of calls, an
+ * event sent in an earlier iteration) ends the plan for the rest of the iteration: the dynamic
+ * allocator serves from there on, in its own memory, while the planned blocks already out keep
+ * their places until freed. At the next LastWaitEvents with no planned block out, the region goes
+ * back to L1 and the group learns again; after GM_MS_PLAN_RELEARNS departures in a row it stops
+ * trying (and a recording that cannot be planned — a block living across iterations, an event
+ * waited in another iteration than it was sent in — stops it at once).
+ *
+ * Everything here runs under the group's single-threaded contract.
+ */
+#ifndef GM_MS_LEARNED_PLAN_H
+#define GM_MS_LEARNED_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/mem_source.h"
+#include "runtime/ms_mem_block.h"
+
+#define GM_MS_PLAN_RELEARNS 3
+#define GM_MS_PLAN_ALIGN 512 /* bytes: every planned block starts on a multiple (GE's alignment) */
+
+typedef enum gm_ms_plan_mode {
+    GM_MS_PLAN_NONE = 0, /* not asked for, or given up: the dynamic allocator alone */
+    GM_MS_PLAN_RECORD,   /* this iteration is being recorded */
+    GM_MS_PLAN_ON,       /* this iteration keeps to the plan so far */
+    GM_MS_PLAN_OFF,      /* this iteration departed from it (or is waiting to record) */
+} gm_ms_plan_mode;
+
+/* One recorded call, in the order the host made it. */
+typedef enum gm_ms_plan_op { GM_PLAN_ALLOC = 1, GM_PLAN_ACCESS, GM_PLAN_FREE, GM_PLAN_SEND, GM_PLAN_WAIT, GM_PLAN_END } gm_ms_plan_op;
+
+typedef struct gm_ms_plan_rec {
+    uint8_t op;      /* gm_ms_plan_op */
+    uint8_t pad[3];
+    uint32_t stream; /* the stream whose sequence it is in */
+    uint64_t arg;    /* alloc, access, free: the block's slot; wait: src << 32 | the send's place in src's sequence */
+} gm_ms_plan_rec;
+
+/* A planned block: where it goes and what its malloc must check. */
+typedef struct gm_ms_plan_slot {
+    size_t req;          /* the size asked for when recorded: a malloc must ask the same */
+    size_t bytes;        /* req rounded up to GM_MS_PLAN_ALIGN */
+    size_t offset;       /* in the region */
+    uint32_t stream;     /* the stream that mallocs it */
+    uint32_t refs;       /* references out this iteration */
+    uint64_t order_mask; /* streams its malloc orders itself after (internal dependencies) */
+    uint32_t guard0, nguards; /* slots that must be wholly freed first (in plan->guards) */
+    uint32_t freed_iter; /* the iteration in which its last reference went */
+    gm_ms_block *block;  /* its wrapper, reused every iteration */
+    gm_span span;        /* its address, for gm_ms_block_addr */
+} gm_ms_plan_slot;
+
+typedef struct gm_ms_plan_stats {
+    size_t learned;          /* plans built */
+    size_t iterations_on;    /* iterations that kept to their plan to the end */
+    size_t departures;       /* iterations that left it */
+    size_t planned_mallocs;  /* mallocs answered from a plan */
+    size_t stand_ins;        /* mallocs of a plan's slot served dynamically (a guard did not hold) */
+    size_t orders;           /* internal dependencies the planned mallocs added */
+    size_t region_bytes;     /* the current plan's region (0: none) */
+    size_t blocks;           /* blocks in the current plan */
+    size_t dependent_blocks; /* of which mallocs add internal dependencies */
+    bool gave_up;
+} gm_ms_plan_stats;
+
+typedef struct gm_ms_plan {
+    gm_ms_plan_mode mode;
+    uint32_t n;          /* streams */
+    uint32_t iter;       /* iteration stamp (never 0 while a plan or a recording runs) */
+    uint32_t relearns;   /* departures since the last iteration that kept to its plan */
+    gm_mem_source l1;    /* where the region comes from */
+    int (*order)(void *ctx, uint32_t from, uint32_t to);
+    void *order_ctx;
+    /* the recording */
+    gm_ms_plan_rec *log;
+    size_t nlog, caplog;
+    gm_ms_plan_slot *slots;
+    size_t nslots, capslots;
+    uint32_t sends;      /* sends so far this iteration (plan: the expected numbering) */
+    bool spoiled;        /* the recording saw something a plan cannot keep */
+    /* the plan: each stream's expected calls, ended by GM_PLAN_END */
+    uint64_t **seq;      /* per stream: op | arg << 3 */
+    const uint64_t **at; /* per stream: the next expected call (replay) */
+    uint32_t *cur;       /* per stream: the number of calls recorded so far (recording) */
+    uint32_t *guards;
+    void *region;
+    size_t region_bytes;
+    size_t out;          /* planned blocks with references this iteration */
+    uint32_t stand_in;   /* slot + 1 of the malloc the dynamic allocator is to serve now (0: none) */
+    gm_ms_plan_stats st;
+} gm_ms_plan;
+
+/* A plan that will record the first iteration. GM_ERR_NOMEM leaves *p zeroed. */
+gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1,
+                          int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err);
+/* Gives the region back (after a synchronize of every stream by the caller: planned blocks still
+ * out are forgotten) and frees everything. */
+void gm_ms_plan_fini(gm_ms_plan *p);
+
+/* Recording: the dynamic allocator's answers, call by call. */
+void gm_ms_plan_record_malloc(gm_ms_plan *p, uint32_t stream, gm_ms_block *b, size_t size);
+void gm_ms_plan_record_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst);
+void gm_ms_plan_record_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream);
+void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter);
+void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t send_iter);
+
+/* A call the plan has no answer for (on a block from before it): the plan ends for this iteration. */
+void gm_ms_plan_depart(gm_ms_plan *p);
+/* A malloc whose slot adds dependencies or has guards, or that departs. */
+gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size);
+/* After a planned malloc returned NULL on the plan: b (NULL: the dynamic allocator failed) stands
+ * in for the slot whose guard did not hold, or b is plain dynamic memory. */
+void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b);
+/* A block the plan's calls may name: planned, or a stand-in of this iteration. */
+static inline bool gm_ms_plan_names(const gm_ms_plan *p, const gm_ms_block *b)
+{
+    return b->type == GM_MS_PLANNED || b->plan_iter == p->iter;
+}
+
+/* Replay, inline (the answer is a few loads and a compare; these run for every call of every
+ * iteration). Each says whether the call kept to the plan and was answered by it; false left
+ * the plan for the rest of the iteration, and the caller serves the call dynamically. */
+static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t want)
+{
+    const uint64_t *at = p->at[stream];
+    if (__builtin_expect(*at != want, 0)) {
+        gm_ms_plan_depart(p);
+        return false;
+    }
+    p->at[stream] = at + 1;
+    return true;
+}
+
+static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, size_t size)
+{
+    const uint64_t next = *p->at[stream];
+    if ((next & 7) == GM_PLAN_ALLOC) {
+        gm_ms_plan_slot *s = &p->slots[next >> 3];
+        if (s->req == size && !s->nguards) {
+            p->at[stream]++;
+            s->refs = 1;
+            p->out++;
+            p->st.planned_mallocs++;
+            return s->block;
+        }
+    }
+    return gm_ms_plan_malloc_slow(p, stream, size);
+}
+
+/* A send is known by its place in its stream's sequence and the iteration. */
+static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+{
+    const uint32_t at = (uint32_t)(p->at[src] - p->seq[src]);
+    if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
+    *send_no = at;
+    *send_iter = p->iter;
+    return true;
+}
+
+static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t send_iter)
+{
+    if (send_iter != p->iter) { /* not sent in this iteration */
+        gm_ms_plan_depart(p);
+        return false;
+    }
+    return gm_ms_plan_expect(p, dst, GM_PLAN_WAIT | ((uint64_t)src << 32 | send_no) << 3);
+}
+
+/* A block the plan names gains or loses a reference: checked against the plan while on (a
+ * stand-in's own references are the dynamic allocator's); a planned block's counted in any mode. */
+static inline void gm_ms_plan_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst)
+{
+    if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, dst, GM_PLAN_ACCESS | (uint64_t)b->plan_slot << 3);
+    if (b->type == GM_MS_PLANNED) p->slots[b->plan_slot].refs++;
+}
+
+static inline void gm_ms_plan_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream)
+{
+    if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, stream, GM_PLAN_FREE | (uint64_t)b->plan_slot << 3);
+    if (b->type != GM_MS_PLANNED) return;
+    gm_ms_plan_slot *s = &p->slots[b->plan_slot];
+    if (s->refs && --s->refs == 0) {
+        p->out--;
+        s->freed_iter = p->iter;
+    }
+}
+
+/* LastWaitEvents (every stream joined): a whole recording becomes the plan; an iteration that
+ * kept to it starts the next; one that departed gives the region back once no planned block is
+ * out, and the next iteration is recorded (or, after GM_MS_PLAN_RELEARNS, none ever again). */
+struct gm_ms_group;
+void gm_ms_plan_iteration_end(gm_ms_plan *p, struct gm_ms_group *g);
+
+/* Builds the plan from a recording (ms_plan_pack.c): slots' offsets, order masks and guards,
+ * the per-stream sequences, region_bytes. GM_ERR_NOMEM changes nothing usable (the caller
+ * drops the recording). */
+gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err);
+
+#endif

@@ -1,0 +1,620 @@
+/*
+ * test_ms_learned_plan.c — the learned plan of the multi-stream group (gm_ms_config.learn_plan,
+ * src/runtime/ms_learned_plan.h): one iteration recorded, the next ones answered from a packed
+ * plan while they repeat it, the dynamic allocator taking over where one departs.
+ *
+ * The randomized part runs an iteration script — each stream's own sequence of mallocs, accesses,
+ * frees, event sends and waits, generated once — many times, each time interleaving the streams
+ * differently on the host (a wait only after its send, an access only while the block is out, a
+ * free only after the accesses that came before it when generated), now and then with one malloc
+ * asking for another size (a departure). A shadow model checks every block handed out, as
+ * test_ms_simulation.c does for whole pages:
+ *   1. no 256-byte unit of it is held by another block (the dynamic allocator carves small blocks
+ *      out of pages in such units);
+ *   2. the stream that gets it has heard (through events, internal dependencies, synchronizes or
+ *      the join of LastWaitEvents) of every earlier release of each unit.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_mem_source.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/ms_events.h"
+#include "runtime/ms_l2_allocator.h"
+#include "util/alloc.h"
+
+#define MAXS 8
+#define PAGES 256
+#define UNIT 256 /* the finest any block starts on: the dynamic allocator's small-block units */
+#define UNITS (PAGES * (FAKE_PAGE / UNIT))
+#define MAXB 96   /* blocks of the script */
+#define MAXOPS 2048
+
+/* ---- a stack: the fake device, L1, the group ---------------------------------------------- */
+
+typedef struct stack {
+    fake_src dev;
+    gm_caching_allocator *l1;
+    gm_ms_group *g;
+    uint32_t n;
+} stack;
+
+typedef struct model model;
+static void on_sync(void *ctx, int stream);
+static int on_order(void *ctx, uint32_t from, uint32_t to);
+
+enum { MODE_GE, MODE_DEPS, MODE_MEMORY_FIRST };
+
+static void stack_open(stack *s, uint32_t n, int mode, model *m)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    fake_init(&s->dev, PAGES);
+    const bool mf = mode == MODE_MEMORY_FIRST;
+    gm_mem_source dev = mf ? fake_source_vm(&s->dev, 1) : fake_source(&s->dev);
+    gm_scalable_config c;
+    gm_scalable_config_default(&c, 0);
+    gm_scalable_config l1c = mf ? fake_expandable_config(PAGES) : c;
+    assert_non_null(s->l1 = gm_caching_create(&dev, &l1c, on_sync, m));
+    gm_mem_source l1 = gm_caching_as_source(s->l1);
+    gm_ms_config cfg = {.streams = n, .l2 = c, .sync = on_sync, .sync_ctx = m, .recycle_before_growth = mf, .learn_plan = true};
+    if (mode != MODE_GE) cfg.order = on_order, cfg.order_ctx = m;
+    gm_error err;
+    assert_int_equal(gm_ms_group_create(&cfg, &l1, &s->g, &err), GM_OK);
+}
+
+static void stack_close(stack *s)
+{
+    assert_int_equal(gm_ms_group_destroy(s->g), 0);
+    gm_caching_destroy(s->l1);
+    assert_int_equal(s->dev.live_bytes, 0);
+    fake_fini(&s->dev);
+}
+
+static gm_ms_l2_allocator *al(stack *s, uint32_t stream) { return gm_ms_group_allocator(s->g, stream); }
+
+static gm_ms_plan_stats plan_stats(stack *s)
+{
+    gm_ms_plan_stats ps;
+    gm_ms_group_plan_stats(s->g, &ps);
+    return ps;
+}
+
+/* ---- the shadow model ------------------------------------------------------------------- */
+
+struct model {
+    uint32_t n;
+    uint64_t clock[MAXS][MAXS];
+    uint64_t synced[MAXS];
+    uint64_t rel[UNITS][MAXS]; /* tick of each stream's latest release of the unit */
+    int16_t owner[UNITS];      /* script block holding the unit, or -1 */
+    size_t handouts, planned;
+};
+
+static void tick(model *m, uint32_t s) { m->clock[s][s]++; }
+
+static void sync_stream(model *m, uint32_t s)
+{
+    for (uint32_t t = 0; t < m->n; t++)
+        if (m->clock[s][t] > m->synced[t]) m->synced[t] = m->clock[s][t];
+}
+
+static void on_sync(void *ctx, int stream)
+{
+    model *m = ctx;
+    for (uint32_t s = 0; s < m->n; s++)
+        if (stream < 0 || (uint32_t)stream == s) sync_stream(m, s);
+}
+
+static int on_order(void *ctx, uint32_t from, uint32_t to)
+{
+    model *m = ctx;
+    tick(m, from);
+    for (uint32_t t = 0; t < m->n; t++)
+        if (m->clock[from][t] > m->clock[to][t]) m->clock[to][t] = m->clock[from][t];
+    tick(m, to);
+    return 0;
+}
+
+/* LastWaitEvents: every stream joined (what the group assumes of its caller). */
+static void join_all(model *m)
+{
+    for (uint32_t s = 0; s < m->n; s++)
+        for (uint32_t u = 0; u < m->n; u++)
+            for (uint32_t t = 0; t < m->n; t++)
+                if (m->clock[u][t] > m->clock[s][t]) m->clock[s][t] = m->clock[u][t];
+}
+
+static size_t unit_of(const void *p) { return (size_t)(((uintptr_t)p - FAKE_BASE) / UNIT); }
+static size_t units_of(size_t size) { return (size + UNIT - 1) / UNIT; }
+
+static void check_handout(model *m, uint32_t s, const gm_ms_block *b, size_t size, int id)
+{
+    const size_t first = unit_of(gm_ms_block_addr(b)), n = units_of(size);
+    assert_true(first + n <= UNITS);
+    for (size_t u = first; u < first + n; u++) {
+        if (m->owner[u] >= 0)
+            fail_msg("unit %zu handed to block %d on stream %u (%s, %zu bytes at unit %zu) while block %d holds it", u, id, s,
+                     b->type == GM_MS_PLANNED ? "planned" : "dynamic", size, first, m->owner[u]);
+        for (uint32_t t = 0; t < m->n; t++) {
+            const uint64_t known = m->clock[s][t] > m->synced[t] ? m->clock[s][t] : m->synced[t];
+            if (m->rel[u][t] > known)
+                fail_msg("unit %zu reused by block %d on stream %u before it heard of stream %u's release (%llu > %llu)", u,
+                         id, s, t, (unsigned long long)m->rel[u][t], (unsigned long long)known);
+        }
+        m->owner[u] = (int16_t)id;
+    }
+    m->handouts++;
+    if (b->type == GM_MS_PLANNED) m->planned++;
+}
+
+/* ---- the script ------------------------------------------------------------------------- */
+
+enum { OP_MALLOC, OP_ACCESS, OP_FREE, OP_SEND, OP_WAIT };
+
+typedef struct op {
+    uint8_t kind;
+    uint8_t stream;   /* the stream whose sequence it is in */
+    uint8_t src;      /* access: the stream it comes from; wait: the sender */
+    uint16_t block;   /* malloc, access, free */
+    uint16_t ev;      /* send, wait: the payload */
+    uint16_t before;  /* free: accesses of the block generated before it */
+    size_t size;      /* malloc */
+} op;
+
+typedef struct script {
+    uint32_t n;
+    op ops[MAXOPS];
+    size_t nops;
+    uint16_t nblocks, nev;
+} script;
+
+static uint64_t rnd(uint64_t *r)
+{
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    return *r;
+}
+
+/* One iteration's calls in a valid host order: blocks made and dropped, events between streams,
+ * everything freed and every event waited by its end. */
+static void make_script(script *sc, uint32_t n, uint64_t seed, size_t target)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->n = n;
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull | 1;
+    uint8_t refs[MAXB][MAXS] = {{0}};
+    uint16_t accesses[MAXB] = {0};
+    bool live[MAXB] = {false};
+    int pending[MAXS][MAXS];
+    memset(pending, -1, sizeof pending);
+    for (size_t tries = 0; sc->nops + 2 * MAXS * MAXS + 4 * MAXB < MAXOPS && sc->nops < target && tries < 100 * target; tries++) {
+        const uint64_t k = rnd(&r) % 100;
+        const uint32_t s = (uint32_t)(rnd(&r) % n);
+        if (k < 25 && sc->nblocks < MAXB) {
+            const size_t size = (1 + rnd(&r) % 128) * UNIT - rnd(&r) % UNIT;
+            sc->ops[sc->nops++] = (op){.kind = OP_MALLOC, .stream = (uint8_t)s, .block = sc->nblocks, .size = size};
+            refs[sc->nblocks][s] = 1, live[sc->nblocks] = true;
+            sc->nblocks++;
+        } else if (k < 60) {
+            uint16_t b = (uint16_t)(rnd(&r) % (sc->nblocks ? sc->nblocks : 1));
+            if (!sc->nblocks || !live[b]) continue;
+            if (k < 40 && n > 1) { /* another stream takes a reference */
+                uint32_t src = 0;
+                while (!refs[b][src]) src++;
+                uint32_t dst = (uint32_t)(rnd(&r) % n);
+                if (dst == src) dst = (dst + 1) % n;
+                sc->ops[sc->nops++] = (op){.kind = OP_ACCESS, .stream = (uint8_t)dst, .src = (uint8_t)src, .block = b};
+                refs[b][dst]++, accesses[b]++;
+            } else { /* a holder lets go */
+                uint32_t h = (uint32_t)(rnd(&r) % n);
+                while (!refs[b][h]) h = (h + 1) % n;
+                sc->ops[sc->nops++] = (op){.kind = OP_FREE, .stream = (uint8_t)h, .block = b, .before = accesses[b]};
+                refs[b][h]--;
+                bool any = false;
+                for (uint32_t t = 0; t < n; t++) any |= refs[b][t] > 0;
+                live[b] = any;
+            }
+        } else if (n > 1) {
+            uint32_t d = (uint32_t)(rnd(&r) % (n - 1));
+            if (d >= s) d++;
+            if (pending[s][d] >= 0) {
+                sc->ops[sc->nops++] = (op){.kind = OP_WAIT, .stream = (uint8_t)d, .src = (uint8_t)s, .ev = (uint16_t)pending[s][d]};
+                pending[s][d] = -1;
+            } else {
+                sc->ops[sc->nops++] = (op){.kind = OP_SEND, .stream = (uint8_t)s, .src = (uint8_t)d, .ev = sc->nev};
+                pending[s][d] = sc->nev++;
+            }
+        }
+    }
+    for (uint16_t b = 0; b < sc->nblocks; b++)
+        for (uint32_t t = 0; t < n; t++)
+            while (refs[b][t]) {
+                sc->ops[sc->nops++] = (op){.kind = OP_FREE, .stream = (uint8_t)t, .block = b, .before = accesses[b]};
+                refs[b][t]--;
+            }
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t d = 0; d < n; d++)
+            if (pending[s][d] >= 0)
+                sc->ops[sc->nops++] = (op){.kind = OP_WAIT, .stream = (uint8_t)d, .src = (uint8_t)s, .ev = (uint16_t)pending[s][d]};
+}
+
+/* ---- running iterations ----------------------------------------------------------------- */
+
+typedef struct runner {
+    stack st;
+    model *m;
+    const script *sc;
+    gm_ms_event_payload ev[MAXOPS];
+    uint64_t ev_clock[MAXOPS][MAXS];
+    uint64_t rng;
+    void *addr[MAXB];   /* where each block was handed out, the last time */
+    bool planned[MAXB]; /* and whether the plan did */
+    long fail_at_end;   /* >= 0: allocations fail from that many on, in the iteration's LastWaitEvents */
+} runner;
+
+typedef struct iter_state {
+    gm_ms_block *b[MAXB];
+    size_t size[MAXB];
+    uint8_t refs[MAXB];
+    uint16_t accessed[MAXB];
+    bool made[MAXB], sent[MAXOPS];
+    size_t next[MAXS];    /* per stream: index into its own op list */
+    uint16_t *seq[MAXS];  /* per stream: the script's op indices */
+    size_t len[MAXS];
+} iter_state;
+
+static bool enabled(const runner *ru, const iter_state *it, const op *o)
+{
+    switch (o->kind) {
+    case OP_ACCESS: return it->made[o->block] && it->refs[o->block] > 0;
+    case OP_FREE: return it->accessed[o->block] >= o->before;
+    case OP_WAIT: return it->sent[o->ev];
+    default: (void)ru; return true;
+    }
+}
+
+static void release_units(model *m, uint32_t s, const iter_state *it, uint16_t b, bool last)
+{
+    const size_t first = unit_of(gm_ms_block_addr(it->b[b])), n = units_of(it->size[b]);
+    for (size_t u = first; u < first + n; u++) {
+        m->rel[u][s] = m->clock[s][s];
+        if (last) m->owner[u] = -1;
+    }
+}
+
+static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
+{
+    model *m = ru->m;
+    stack *st = &ru->st;
+    gm_error err;
+    const uint32_t s = o->stream;
+    switch (o->kind) {
+    case OP_MALLOC: {
+        const size_t size = o->size + bump;
+        gm_ms_block *b = gm_ms_l2_malloc(al(st, s), size);
+        assert_non_null(b);
+        tick(m, s);
+        check_handout(m, s, b, size, o->block);
+        ru->addr[o->block] = gm_ms_block_addr(b), ru->planned[o->block] = b->type == GM_MS_PLANNED;
+        it->b[o->block] = b, it->size[o->block] = size, it->refs[o->block] = 1, it->made[o->block] = true;
+        break;
+    }
+    case OP_ACCESS:
+        assert_int_equal(gm_ms_access_mem_cross_stream(it->b[o->block], o->src, s, &err), GM_OK);
+        it->refs[o->block]++, it->accessed[o->block]++;
+        tick(m, s);
+        break;
+    case OP_FREE: {
+        const bool last = --it->refs[o->block] == 0;
+        release_units(m, s, it, o->block, last); /* before the free: it may hand the units out at once */
+        tick(m, s);
+        gm_ms_block_free(it->b[o->block], s);
+        break;
+    }
+    case OP_SEND:
+        assert_int_equal(gm_ms_send_event(st->g, &ru->ev[o->ev], &err), GM_OK);
+        tick(m, s);
+        memcpy(ru->ev_clock[o->ev], m->clock[s], sizeof m->clock[s]);
+        it->sent[o->ev] = true;
+        break;
+    case OP_WAIT:
+        for (uint32_t t = 0; t < m->n; t++)
+            if (ru->ev_clock[o->ev][t] > m->clock[s][t]) m->clock[s][t] = ru->ev_clock[o->ev][t];
+        gm_ms_wait_event(st->g, &ru->ev[o->ev]);
+        tick(m, s);
+        break;
+    }
+}
+
+/* One iteration: the streams' sequences interleaved at random; `bumped` (or SIZE_MAX) is the
+ * malloc that asks for GM_MS_PLAN_ALIGN more bytes this time. */
+static void run_iteration(runner *ru, size_t bumped)
+{
+    static iter_state it;
+    static uint16_t idx[MAXS][MAXOPS];
+    memset(&it, 0, sizeof it);
+    const script *sc = ru->sc;
+    for (size_t i = 0; i < sc->nops; i++) {
+        const uint32_t s = sc->ops[i].stream;
+        idx[s][it.len[s]++] = (uint16_t)i;
+    }
+    for (uint32_t s = 0; s < sc->n; s++) it.seq[s] = idx[s];
+    size_t done = 0;
+    while (done < sc->nops) {
+        uint32_t s = (uint32_t)(rnd(&ru->rng) % sc->n);
+        for (uint32_t tries = 0; tries < sc->n; tries++, s = (s + 1) % sc->n) {
+            if (it.next[s] == it.len[s]) continue;
+            const size_t i = it.seq[s][it.next[s]];
+            if (!enabled(ru, &it, &sc->ops[i])) continue;
+            run_op(ru, &it, &sc->ops[i], i == bumped ? GM_MS_PLAN_ALIGN : 0);
+            it.next[s]++, done++;
+            break;
+        }
+    }
+    join_all(ru->m);
+    if (ru->fail_at_end >= 0) gm_alloc_fail_after(ru->fail_at_end);
+    gm_ms_last_wait_events(ru->st.g);
+    gm_alloc_fail_after(-1);
+}
+
+static void runner_open(runner *ru, const script *sc, int mode, uint64_t seed)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = sc->n;
+    memset(m.owner, -1, sizeof m.owner);
+    memset(ru, 0, sizeof *ru);
+    ru->m = &m;
+    ru->sc = sc;
+    ru->rng = seed * 0xD1B54A32D192ED03ull | 1;
+    ru->fail_at_end = -1;
+    stack_open(&ru->st, sc->n, mode, &m);
+    for (size_t i = 0; i < sc->nops; i++)
+        if (sc->ops[i].kind == OP_SEND) gm_ms_event_payload_init(&ru->ev[sc->ops[i].ev], sc->ops[i].stream, sc->ops[i].src);
+}
+
+static void runner_close(runner *ru)
+{
+    for (size_t i = 0; i < ru->sc->nops; i++)
+        if (ru->sc->ops[i].kind == OP_SEND) gm_ms_event_payload_fini(&ru->ev[ru->sc->ops[i].ev]);
+    stack_close(&ru->st);
+}
+
+static size_t first_malloc(const script *sc)
+{
+    for (size_t i = 0; i < sc->nops; i++)
+        if (sc->ops[i].kind == OP_MALLOC) return i;
+    return SIZE_MAX;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+/* Many scripts, streams and modes; now and then one malloc of an iteration asks for more. */
+static void test_random_iterations_never_reuse_early(void **state)
+{
+    (void)state;
+    static script sc;
+    static runner ru;
+    size_t iterations = 0, on = 0, departures = 0, planned = 0, orders = 0, learned = 0, stand_ins = 0;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        const uint32_t n = (uint32_t)(1 + seed % MAXS);
+        const int mode = (int)(seed % 3);
+        make_script(&sc, n, seed, 300 + seed * 20);
+        runner_open(&ru, &sc, mode, seed);
+        for (int k = 0; k < 12; k++) {
+            size_t bumped = SIZE_MAX;
+            if (k == 5 || (k > 6 && rnd(&ru.rng) % 8 == 0)) { /* a departure, somewhere in the iteration */
+                size_t pick = rnd(&ru.rng) % sc.nops;
+                while (sc.ops[pick].kind != OP_MALLOC) pick = (pick + 1) % sc.nops;
+                bumped = pick;
+            }
+            run_iteration(&ru, bumped);
+            iterations++;
+        }
+        gm_ms_plan_stats ps = plan_stats(&ru.st);
+        on += ps.iterations_on, departures += ps.departures, learned += ps.learned;
+        orders += ps.orders, stand_ins += ps.stand_ins;
+        planned += ru.m->planned;
+        runner_close(&ru);
+    }
+    printf("learned plan: %zu iterations, %zu on a plan, %zu departures, %zu plans learned, %zu blocks handed out "
+           "from plans, %zu internal dependencies added by planned mallocs, %zu stand-ins\n",
+           iterations, on, departures, learned, planned, orders, stand_ins);
+    assert_true(on > iterations / 2); /* the plans served most iterations */
+    assert_true(departures >= 24);    /* every script departed at least once */
+    assert_true(learned > 24);        /* and learned again */
+    assert_true(orders > 0);          /* the second packing rule ran and held */
+    assert_true(stand_ins > 0);       /* and its guards failed where the host interleaved otherwise */
+}
+
+/* The plan's blocks stay where they were packed, iteration after iteration, whatever the host's
+ * interleaving of the streams; the device then holds the region and nothing else. */
+static void test_plan_keeps_addresses(void **state)
+{
+    (void)state;
+    static script sc;
+    static runner ru;
+    make_script(&sc, 2, 77, 200);
+    runner_open(&ru, &sc, MODE_MEMORY_FIRST, 1);
+    run_iteration(&ru, SIZE_MAX); /* recorded */
+    gm_ms_plan_stats ps = plan_stats(&ru.st);
+    assert_int_equal(ps.learned, 1);
+    assert_int_equal(ps.blocks, sc.nblocks);
+    assert_int_equal(ru.st.dev.live_bytes, (ps.region_bytes + FAKE_PAGE - 1) / FAKE_PAGE * FAKE_PAGE);
+    void *first[MAXB];
+    for (int k = 0; k < 4; k++) {
+        run_iteration(&ru, SIZE_MAX);
+        for (uint16_t b = 0; b < sc.nblocks; b++) {
+            assert_true(ru.planned[b]);
+            if (k == 0) first[b] = ru.addr[b];
+            assert_ptr_equal(ru.addr[b], first[b]);
+        }
+    }
+    ps = plan_stats(&ru.st);
+    assert_int_equal(ps.iterations_on, 4);
+    assert_int_equal(ps.departures, 0);
+    assert_int_equal(ps.planned_mallocs, 4u * sc.nblocks);
+    assert_int_equal(ru.st.dev.live_bytes, (ps.region_bytes + FAKE_PAGE - 1) / FAKE_PAGE * FAKE_PAGE);
+
+    /* a call the plan does not expect at the start of an iteration: dynamic from there on */
+    const size_t m0 = first_malloc(&sc);
+    gm_ms_block *b = gm_ms_l2_malloc(al(&ru.st, sc.ops[m0].stream), 1);
+    assert_non_null(b);
+    assert_int_not_equal(b->type, GM_MS_PLANNED);
+    gm_ms_block_free(b, sc.ops[m0].stream);
+    gm_ms_last_wait_events(ru.st.g); /* the region goes; the next iteration is recorded */
+    ps = plan_stats(&ru.st);
+    assert_int_equal(ps.departures, 1);
+    assert_int_equal(ps.region_bytes, 0);
+    run_iteration(&ru, SIZE_MAX);
+    run_iteration(&ru, SIZE_MAX);
+    ps = plan_stats(&ru.st);
+    assert_int_equal(ps.learned, 2);
+    assert_int_equal(ps.iterations_on, 5);
+    runner_close(&ru);
+}
+
+/* A planned block that outlives its iteration keeps the region until it is freed; only then is
+ * the next iteration recorded; departures in a row make the group give up. */
+static void test_departures_and_giving_up(void **state)
+{
+    (void)state;
+    stack st;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = 1;
+    memset(m.owner, -1, sizeof m.owner);
+    stack_open(&st, 1, MODE_GE, &m);
+    gm_ms_l2_allocator *a = al(&st, 0);
+    /* iteration 1, recorded: two blocks */
+    gm_ms_block *x = gm_ms_l2_malloc(a, 4096), *y = gm_ms_l2_malloc(a, 100000);
+    gm_ms_block_free(x, 0);
+    gm_ms_block_free(y, 0);
+    gm_ms_last_wait_events(st.g);
+    assert_int_equal(plan_stats(&st).learned, 1);
+    /* iteration 2: on the plan, but y stays out across the boundary */
+    x = gm_ms_l2_malloc(a, 4096);
+    y = gm_ms_l2_malloc(a, 100000);
+    assert_int_equal(x->type, GM_MS_PLANNED);
+    assert_int_equal(y->type, GM_MS_PLANNED);
+    gm_ms_block_free(x, 0);
+    gm_ms_last_wait_events(st.g);
+    gm_ms_plan_stats ps = plan_stats(&st);
+    assert_int_equal(ps.departures, 1);
+    assert_true(ps.region_bytes > 0); /* kept: y is out */
+    /* iteration 3: dynamic; y freed */
+    x = gm_ms_l2_malloc(a, 4096);
+    assert_int_not_equal(x->type, GM_MS_PLANNED);
+    gm_ms_block_free(x, 0);
+    gm_ms_block_free(y, 0);
+    gm_ms_last_wait_events(st.g);
+    assert_int_equal(plan_stats(&st).region_bytes, 0); /* gone now */
+    /* iterations 4..: each recorded iteration is followed by one that departs */
+    for (int k = 0; k < GM_MS_PLAN_RELEARNS; k++) {
+        x = gm_ms_l2_malloc(a, 8192);
+        gm_ms_block_free(x, 0);
+        gm_ms_last_wait_events(st.g); /* recorded */
+        x = gm_ms_l2_malloc(a, 8192 + 512 * (size_t)(k + 1));
+        assert_int_not_equal(x->type, GM_MS_PLANNED);
+        gm_ms_block_free(x, 0);
+        gm_ms_last_wait_events(st.g); /* departed */
+    }
+    ps = plan_stats(&st);
+    assert_true(ps.gave_up);
+    assert_int_equal(ps.region_bytes, 0);
+    x = gm_ms_l2_malloc(a, 8192); /* the dynamic allocator alone, from here on */
+    assert_int_not_equal(x->type, GM_MS_PLANNED);
+    gm_ms_block_free(x, 0);
+    gm_ms_last_wait_events(st.g);
+    stack_close(&st);
+}
+
+/* A recording that cannot be planned (an event waited in another iteration than it was sent
+ * in) gives up at once, quietly; so does a region L1 cannot provide. */
+static void test_unplannable_recordings(void **state)
+{
+    (void)state;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = 2;
+    memset(m.owner, -1, sizeof m.owner);
+    stack st;
+    stack_open(&st, 2, MODE_DEPS, &m);
+    gm_ms_event_payload p;
+    gm_ms_event_payload_init(&p, 0, 1);
+    gm_error err;
+    assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
+    gm_ms_last_wait_events(st.g); /* the first recording: only a send, nothing to plan */
+    assert_true(plan_stats(&st).gave_up);
+    gm_ms_wait_event(st.g, &p);
+    gm_ms_event_payload_fini(&p);
+    stack_close(&st);
+
+    stack_open(&st, 2, MODE_DEPS, &m);
+    gm_ms_event_payload_init(&p, 0, 1);
+    gm_ms_block *b = gm_ms_l2_malloc(al(&st, 0), 4096);
+    assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
+    gm_ms_last_wait_events(st.g); /* b outlives the recorded iteration */
+    assert_true(plan_stats(&st).gave_up);
+    gm_ms_wait_event(st.g, &p);
+    gm_ms_block_free(b, 0);
+    gm_ms_event_payload_fini(&p);
+    stack_close(&st);
+
+    stack_open(&st, 2, MODE_DEPS, &m);
+    b = gm_ms_l2_malloc(al(&st, 1), 3 * FAKE_PAGE);
+    gm_ms_block_free(b, 1);
+    st.dev.fail_always = 1; /* the region cannot be had */
+    gm_ms_last_wait_events(st.g);
+    gm_ms_plan_stats ps = plan_stats(&st);
+    assert_true(ps.gave_up);
+    assert_int_equal(ps.learned, 0);
+    st.dev.fail_always = 0;
+    b = gm_ms_l2_malloc(al(&st, 1), 3 * FAKE_PAGE);
+    assert_non_null(b);
+    gm_ms_block_free(b, 1);
+    gm_ms_last_wait_events(st.g);
+    stack_close(&st);
+}
+
+/* Every allocation of packing and activation made to fail in turn: the group gives the plan up
+ * (and goes on dynamically) or keeps it, and never loses a block or crashes. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    static script sc;
+    static runner ru;
+    make_script(&sc, 3, 5, 200);
+    size_t gave_up = 0, kept = 0;
+    for (long k = 0; kept < 3; k++) {
+        assert_true(k < 1000);
+        runner_open(&ru, &sc, MODE_DEPS, 3);
+        ru.fail_at_end = k;
+        run_iteration(&ru, SIZE_MAX); /* recorded, then packed at its end */
+        ru.fail_at_end = -1;
+        run_iteration(&ru, SIZE_MAX);
+        gm_ms_plan_stats ps = plan_stats(&ru.st);
+        if (ps.gave_up) gave_up++;
+        else kept++, assert_int_equal(ps.iterations_on, 1);
+        runner_close(&ru);
+    }
+    assert_true(gave_up >= 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
+                                       cmocka_unit_test(test_plan_keeps_addresses),
+                                       cmocka_unit_test(test_departures_and_giving_up),
+                                       cmocka_unit_test(test_unplannable_recordings),
+                                       cmocka_unit_test(test_allocation_failures)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
