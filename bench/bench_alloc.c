@@ -13,6 +13,11 @@
  *             "device", mapped and unmapped in pages) and the pools recycling before L1 grows
  *             (gm_ms_config.recycle_before_growth), at the price of stream synchronizes (counted:
  *             the trace has no device to wait for) and of remapping;
+ *   graphmem-plan  graphmem-tight learning a plan (gm_ms_config.learn_plan): the first iteration
+ *             recorded as graphmem-tight serves it, then every iteration answered from one packed
+ *             region (ms_learned_plan.h). Its timed replays run on the plan learned in its untimed
+ *             first replay, as the other stacks run on the memory their first replay cached; that
+ *             first replay's own rate is printed on stderr;
  *   glibc     malloc/free;
  *   jemalloc  libjemalloc.so.2 (dlopen'd, RTLD_LOCAL: malloc/free/mallctl of its own);
  *   mimalloc  libmimalloc.so.2 (dlopen'd: mi_malloc/mi_free/mi_process_info).
@@ -310,7 +315,11 @@ static inline void touch(void *p, uint64_t size)
  * go into samples[0..n_peak_at). -1 on an allocator failure. */
 static gm_breakdown gm_worst;
 
-static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
+/* The replays are made twice by the compiler, with and without sampling (`sampled` constant),
+ * so that the timed loops test nothing per event but the event: alike for every allocator. */
+#define REPLAY_BODY static inline __attribute__((always_inline)) int
+
+REPLAY_BODY replay_gm_body(gm_stack *s, const at_trace *t, void **h, size_t *samples, const bool sampled)
 {
     gm_error err;
     size_t pk = 0;
@@ -339,7 +348,7 @@ static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
         case AT_WAIT: gm_ms_wait_event(s->g, &s->ev[e->id]); break;
         case AT_ITER: gm_ms_last_wait_events(s->g); break;
         }
-        if (samples && pk < t->n_peak_at && t->peak_at[pk] == i) {
+        if (sampled && pk < t->n_peak_at && t->peak_at[pk] == i) {
             gm_breakdown bd = gm_stack_breakdown(s);
             if (bd.reserved > gm_worst.reserved) gm_worst = bd;
             samples[pk++] = bd.reserved;
@@ -348,7 +357,12 @@ static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
     return 0;
 }
 
-static int replay_peer(int a, const at_trace *t, void **h, size_t *samples, size_t base)
+static int replay_gm(gm_stack *s, const at_trace *t, void **h, size_t *samples)
+{
+    return samples ? replay_gm_body(s, t, h, samples, true) : replay_gm_body(s, t, h, NULL, false);
+}
+
+REPLAY_BODY replay_peer_body(int a, const at_trace *t, void **h, size_t *samples, size_t base, const bool sampled)
 {
     malloc_fn mal = peers[a].mal;
     free_fn fre = peers[a].fre;
@@ -363,12 +377,17 @@ static int replay_peer(int a, const at_trace *t, void **h, size_t *samples, size
         } else if (e->op == AT_FREE && e->last) {
             fre(h[e->id]);
         }
-        if (samples && pk < t->n_peak_at && t->peak_at[pk] == i) {
+        if (sampled && pk < t->n_peak_at && t->peak_at[pk] == i) {
             size_t r = peer_reserved(a);
             samples[pk++] = r > base ? r - base : 0;
         }
     }
     return 0;
+}
+
+static int replay_peer(int a, const at_trace *t, void **h, size_t *samples, size_t base)
+{
+    return samples ? replay_peer_body(a, t, h, samples, base, true) : replay_peer_body(a, t, h, NULL, base, false);
 }
 
 static size_t max_of(const size_t *v, size_t n)
@@ -437,8 +456,10 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_worst = (gm_breakdown){0};
     /* graphmem-plan (memory first, learning the first iteration's plan), untimed first too */
     gm_stack gp;
+    double cold_ms = bench_now_ms(); /* the first replay learns: timed too, for the record */
     if (gm_stack_open(&gp, t, STACK_PLAN) || replay_gm(&gp, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem-plan: allocator failure\n"), gm_stack_close(&gp), -1;
+    cold_ms = bench_now_ms() - cold_ms;
     reserved[A_PLAN] = max_of(samples, t->n_peak_at);
     const size_t plan_syncs = gp.dev.syncs;
     gm_worst = (gm_breakdown){0};
@@ -517,10 +538,11 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, synchronizes %zu, device maps %zu (one replay)\n",
             label, gt.dev.peak, tight.growth_ladders, tight_syncs, tight_maps);
     fprintf(stderr, "  %s: graphmem-plan: %zu plan(s) learned, region %zu B (%.3f x peak active), %zu blocks, %zu of them "
-            "adding internal dependencies (%zu added), %zu iterations on the plan, %zu departures, %zu planned mallocs%s\n",
+            "adding internal dependencies (%zu added), %zu iterations on the plan, %zu departures, %zu planned mallocs, "
+            "%zu stand-ins%s; its first replay (the recorded iteration included, reserved sampled) %.2f Mops/s\n",
             label, plan.learned, plan.region_bytes, (double)plan.region_bytes / (double)(t->peak_live ? t->peak_live : 1),
             plan.blocks, plan.dependent_blocks, plan.orders, plan.iterations_on, plan.departures, plan.planned_mallocs,
-            plan.gave_up ? "; gave up" : "");
+            plan.stand_ins, plan.gave_up ? "; gave up" : "", ops / (cold_ms * 1e3));
     for (int a = 0; a < A_COUNT; a++) free(secs[a]);
     free(h);
     free(samples);

@@ -2,7 +2,8 @@
 # gpu_check.sh — the CUDA backend's checks, for a machine with a GPU (the suite skips them
 # elsewhere): test_backend's CUDA cases (streams, events, copies, the pattern kernels, virtual
 # memory), then `graphmem run --backend cuda` on every shared model, 1, 2 and 4 streams, in the
-# default mode and memory first, with every read verified. Prints one line a run and exits
+# default mode, memory first, and memory first with a learned plan (4 iterations: 3 of them on
+# the plan), with every read verified. Prints one line a run and exits
 # non-zero on the first failure.
 #
 #   tests/gpu_check.sh [BUILD_DIR]     (default build/, made by `make`; GM_MODELS: the models)
@@ -19,8 +20,8 @@ case $log in *"SKIPPED ] test_cuda_device"*) echo "gpu_check: test_cuda_device s
 fail=0
 for m in "$M"/*.onnx "$M"/*.graphmem.json; do
   for s in 1 2 4; do
-    for f in "" --memory-first; do
-      out=$("$B/graphmem" run "$m" --backend cuda --streams "$s" --iterations 2 $f --json) || { echo "FAIL $m s$s $f"; fail=1; continue; }
+    for f in "" --memory-first "--memory-first --learn-plan"; do
+      out=$("$B/graphmem" run "$m" --backend cuda --streams "$s" --iterations 4 $f --json) || { echo "FAIL $m s$s $f"; fail=1; continue; }
       v=$(printf '%s' "$out" | grep -o '"verified":[[:space:]]*[a-z]*' | grep -o '[a-z]*$')
       pk=$(printf '%s' "$out" | grep -o '"device_peak_bytes":[[:space:]]*[0-9]*' | grep -o '[0-9]*$')
       echo "$(basename "$m") streams $s ${f:-default}: verified $v, device peak $pk"

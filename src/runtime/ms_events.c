@@ -168,6 +168,10 @@ bool gm_ms_news_in_flight(const gm_ms_group *g, uint32_t src, uint32_t dst) { re
 
 void gm_ms_last_wait_events(gm_ms_group *g)
 {
+    if (g->plan && gm_ms_plan_quiet(g->plan)) { /* nothing dynamic happened since the last one */
+        gm_ms_plan_iteration_end(g->plan, g);
+        return;
+    }
     for (uint32_t s = 0; s < g->n; s++) {
         gm_version_blocks *vb = &g->alloc[s]->local;
         const uint64_t all = gm_vb_to_all_bit(g->n, s);

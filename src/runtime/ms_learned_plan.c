@@ -11,11 +11,8 @@ gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *
                           int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err)
 {
     memset(p, 0, sizeof *p);
-    if (!(p->cur = gm_calloc(streams, sizeof *p->cur)) || !(p->at = gm_calloc(streams, sizeof *p->at))) {
-        gm_free(p->cur);
-        p->cur = NULL;
+    if (!(p->cur = gm_calloc(streams, sizeof *p->cur)))
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the learned plan");
-    }
     p->n = streams;
     p->l1 = *l1;
     p->order = order;
@@ -126,7 +123,7 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
     if (!guards_hold(p, s) || !add_orders(p, s)) {
         s->freed_iter = p->iter;
         p->stand_in = (uint32_t)(next >> 3) + 1;
-        p->st.stand_ins++;
+        p->st.stand_ins++, p->stand_ins_now++;
         return NULL;
     }
     s->refs = 1;
@@ -227,7 +224,8 @@ static void next_iteration(gm_ms_plan *p)
 {
     p->iter = p->iter == UINT32_MAX ? 1 : p->iter + 1;
     memset(p->cur, 0, p->n * sizeof *p->cur);
-    for (uint32_t s = 0; p->seq && s < p->n; s++) p->at[s] = p->seq[s];
+    p->stand_ins_now = 0;
+    for (uint32_t s = 0; p->seq && s < p->n; s++) p->at[s] = p->seq0[s] = p->seq[s];
 }
 
 /* The sync of every stream that must come before memory the device may still use leaves. */
@@ -293,6 +291,5 @@ void gm_ms_plan_fini(gm_ms_plan *p)
     gm_free(p->log);
     gm_free(p->slots);
     gm_free(p->cur);
-    gm_free(p->at);
     memset(p, 0, sizeof *p);
 }

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "runtime/mem_source.h"
+#include "runtime/mif.h"
 #include "runtime/ms_mem_block.h"
 
 #define GM_MS_PLAN_RELEARNS 3
@@ -104,14 +105,17 @@ typedef struct gm_ms_plan {
     uint32_t sends;      /* sends so far this iteration (plan: the expected numbering) */
     bool spoiled;        /* the recording saw something a plan cannot keep */
     /* the plan: each stream's expected calls, ended by GM_PLAN_END */
-    uint64_t **seq;      /* per stream: op | arg << 3 */
-    const uint64_t **at; /* per stream: the next expected call (replay) */
+    uint64_t **seq;      /* per stream: op | arg << 3 (NULL: no plan) */
+    const uint64_t *at[GM_MAX_STREAMS]; /* per stream: the next expected call (replay; in the struct:
+                                           one load less on every call) */
+    const uint64_t *seq0[GM_MAX_STREAMS]; /* per stream: its sequence's start (replay) */
     uint32_t *cur;       /* per stream: the number of calls recorded so far (recording) */
     uint32_t *guards;
     void *region;
     size_t region_bytes;
     size_t out;          /* planned blocks with references this iteration */
     uint32_t stand_in;   /* slot + 1 of the malloc the dynamic allocator is to serve now (0: none) */
+    size_t stand_ins_now; /* stand-ins this iteration (0: the dynamic allocator had nothing to do) */
     gm_ms_plan_stats st;
 } gm_ms_plan;
 
@@ -175,7 +179,7 @@ static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, siz
 /* A send is known by its place in its stream's sequence and the iteration. */
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    const uint32_t at = (uint32_t)(p->at[src] - p->seq[src]);
+    const uint32_t at = (uint32_t)(p->at[src] - p->seq0[src]);
     if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
     *send_no = at;
     *send_iter = p->iter;
@@ -209,6 +213,10 @@ static inline void gm_ms_plan_free(gm_ms_plan *p, gm_ms_block *b, uint32_t strea
         s->freed_iter = p->iter;
     }
 }
+
+/* The iteration kept to the plan so far without the dynamic allocator (LastWaitEvents then has
+ * nothing of its own to settle). */
+static inline bool gm_ms_plan_quiet(const gm_ms_plan *p) { return p->mode == GM_MS_PLAN_ON && !p->stand_ins_now; }
 
 /* LastWaitEvents (every stream joined): a whole recording becomes the plan; an iteration that
  * kept to it starts the next; one that departed gives the region back once no planned block is
