@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_alloc_bench.sh — the runtime-allocator table of BENCHMARKS.md: graphmem's multi-stream
-# allocator (per-stream L2 pools over the caching L1), in its default mode and memory first
-# (graphmem-tight: expandable L1, pools recycling before it grows), against glibc malloc, jemalloc
-# and mimalloc, all replaying the same allocation traces, in one run on one machine.
+# allocator (per-stream L2 pools over the caching L1), in its default mode, memory first
+# (graphmem-tight: expandable L1, pools recycling before it grows) and memory first learning a plan
+# (graphmem-plan), against glibc malloc, jemalloc and mimalloc, all replaying the same allocation
+# traces, in one run on one machine.
 #
 # Each trace is recorded from a model with `graphmem run`'s semantics (passes, stream assignment,
 # plan; see bench/alloc_trace.h) into bench/out/*.trace, afresh each run, then replayed in a fresh

@@ -1,0 +1,28 @@
+#!/bin/sh
+# run_executor_table.sh — the `graphmem run` table of BENCHMARKS.md: every shared model on 1, 2, 4
+# and 8 host streams, 6 iterations, every read verified, in GE's mode, memory first, and memory
+# first with a learned plan. One markdown row a run: device peaks (bytes L1 held from the device at
+# most), the plan's region, iterations on the plan and departures, internal dependencies the
+# planned mallocs added, and corrupted reads over the three runs.
+#
+#   bench/run_executor_table.sh [BUILD_DIR]     (default build/; GM_MODELS: the models)
+set -eu
+B=${1:-build}
+M=${GM_MODELS:-../shared/data/models}
+[ -d "$M" ] || { echo "run_executor_table: no models in $M (set GM_MODELS)" >&2; exit 2; }
+field() { printf '%s' "$1" | grep -o "\"$2\":[[:space:]]*[0-9]*" | head -1 | grep -o '[0-9]*$'; }
+echo "| model | streams | device peak, default | memory first | memory first + learned plan | the plan's region | iterations on the plan, departures | dependencies added | corrupted reads |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for m in "$M"/*.onnx "$M"/*.graphmem.json; do
+  for s in 1 2 4 8; do
+    row="| $(basename "$m") | $s"
+    bad=0
+    for f in "" "--memory-first" "--memory-first --learn-plan"; do
+      out=$("$B/graphmem" run "$m" --streams "$s" --iterations 6 $f --json)
+      row="$row | $(field "$out" device_peak_bytes)"
+      bad=$((bad + $(field "$out" corrupted_reads)))
+    done
+    row="$row | $(field "$out" plan_region_bytes) | $(field "$out" plan_iterations), $(field "$out" plan_departures)"
+    echo "$row | $(field "$out" plan_orders) | $bad |"
+  done
+done
