@@ -232,25 +232,39 @@ static int cmp_iv(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The next placed slot after *a (SIZE_MAX: from the start), other than b, whose host interval
+ * meets b's; false at the end. Slots are in malloc order: the scan ends at the first malloc'ed
+ * after b's interval, and skips the groups whose intervals all ended before it. */
+static bool next_neighbour(const packer *k, uint32_t b, size_t *a)
+{
+    const uint32_t lo = k->alloc_host[b], hi = k->end_host[b];
+    for (size_t j = *a + 1; j < k->ns; j++) { /* SIZE_MAX + 1: 0 */
+        if (j % GROUP == 0) {
+            if (k->alloc_host[j] >= hi) return false;
+            if (k->group_end[j / GROUP] <= lo) {
+                j += GROUP - 1;
+                continue;
+            }
+        }
+        if (j == b || !k->placed[j] || k->alloc_host[j] >= hi || k->end_host[j] <= lo) continue;
+        *a = j;
+        return true;
+    }
+    return false;
+}
+
 /* The blocks placed so far that b may not share with (by the first rule, or by the second when
  * second), as intervals of the region in k->iv. */
 static bool in_the_way(packer *k, uint32_t b, bool second)
 {
     k->niv = 0;
-    const uint32_t lo = k->alloc_host[b], hi = k->end_host[b];
-    for (size_t g = 0; g * GROUP < k->ns; g++) {
-        if (k->alloc_host[g * GROUP] >= hi) break; /* slots are in malloc order */
-        if (k->group_end[g] <= lo) continue;
-        const size_t last = (g + 1) * GROUP < k->ns ? (g + 1) * GROUP : k->ns;
-        for (size_t a = g * GROUP; a < last; a++) {
-            if (!k->placed[a] || k->alloc_host[a] >= hi || k->end_host[a] <= lo) continue;
-            uint32_t e, l;
-            earlier_later(k, (uint32_t)a, b, &e, &l);
-            const bool apart = second ? k->last_free_host[e] < k->alloc_host[l] : heard_before(k, e, l);
-            if (apart) continue;
-            const gm_ms_plan_slot *s = &k->p->slots[a];
-            if (!push_iv(k, s->offset, s->offset + s->bytes)) return false;
-        }
+    for (size_t a = SIZE_MAX; next_neighbour(k, b, &a);) {
+        uint32_t e, l;
+        earlier_later(k, (uint32_t)a, b, &e, &l);
+        const bool apart = second ? k->last_free_host[e] < k->alloc_host[l] : heard_before(k, e, l);
+        if (apart) continue;
+        const gm_ms_plan_slot *s = &k->p->slots[a];
+        if (!push_iv(k, s->offset, s->offset + s->bytes)) return false;
     }
     if (k->niv > 1) qsort(k->iv, k->niv, sizeof *k->iv, cmp_iv);
     return true;
@@ -282,8 +296,11 @@ static int cmp_key_desc(const void *a, const void *b)
 
 /* The orders tried (the lowest packing is kept): largest first; largest size x host-time first;
  * longest-lived first; malloc order. On the recorded traces of bench/ none is best everywhere:
- * transformer LM on 2 streams packs at 1.075 x its live peak largest first, 1.014 by area. */
+ * transformer LM on 2 streams packs at 1.075 x its live peak largest first, 1.014 by area.
+ * Above ONE_ORDER_ABOVE blocks an iteration, largest first alone: a packing costs about 20 us a
+ * block where streams hear of each other's releases late (many blocks in each one's way). */
 enum { ORDER_SIZE, ORDER_AREA, ORDER_LENGTH, ORDER_MALLOC, ORDER_COUNT };
+#define ONE_ORDER_ABOVE 20000
 
 static uint64_t order_key(const packer *k, int order, uint32_t j)
 {
@@ -311,10 +328,9 @@ static bool add_dependencies(packer *k, uint32_t b)
 {
     gm_ms_plan_slot *sb = &k->p->slots[b];
     const uint32_t n = k->n;
-    for (size_t a = 0; a < k->ns; a++) {
-        gm_ms_plan_slot *sa = &k->p->slots[a];
-        if (a == b || !k->placed[a] || sa->offset >= sb->offset + sb->bytes || sb->offset >= sa->offset + sa->bytes) continue;
-        if (k->alloc_host[a] >= k->end_host[b] || k->end_host[a] <= k->alloc_host[b]) continue;
+    for (size_t a = SIZE_MAX; next_neighbour(k, b, &a);) {
+        const gm_ms_plan_slot *sa = &k->p->slots[a];
+        if (sa->offset >= sb->offset + sb->bytes || sb->offset >= sa->offset + sa->bytes) continue;
         uint32_t e, l;
         earlier_later(k, (uint32_t)a, b, &e, &l);
         if (heard_before(k, e, l)) continue;
@@ -404,12 +420,13 @@ gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err)
     int best = 0;
     bool ok = packer_alloc(&k) && walk_log(&k);
     if (ok) find_ready(&k);
-    for (int o = 0; ok && o < ORDER_COUNT; o++) {
+    const int orders = k.ns > ONE_ORDER_ABOVE ? 1 : ORDER_COUNT;
+    for (int o = 0; ok && o < orders; o++) {
         ok = place_all(&k, o, &height);
         if (height < best_height || (height == best_height && k.npairs < best_pairs))
             best = o, best_height = height, best_pairs = k.npairs;
     }
-    if (ok && best != ORDER_COUNT - 1) ok = place_all(&k, best, &height);
+    if (ok && best != orders - 1) ok = place_all(&k, best, &height);
     ok = ok && build_sequences(&k);
     packer_free(&k);
     if (!ok) return gm_error_set(err, GM_ERR_NOMEM, "out of memory planning the iteration");
