@@ -537,8 +537,8 @@ static void test_departures_and_giving_up(void **state)
     stack_close(&st);
 }
 
-/* A recording that cannot be planned (an event waited in another iteration than it was sent
- * in) gives up at once, quietly; so does a region L1 cannot provide. */
+/* A recording that cannot be planned (nothing malloc'ed; a block that outlives it) gives up at
+ * once, quietly; so does a region L1 cannot provide. */
 static void test_unplannable_recordings(void **state)
 {
     (void)state;
@@ -609,12 +609,47 @@ static void test_allocation_failures(void **state)
     assert_true(gave_up >= 10);
 }
 
+/* A wait stands for its payload's first send since its last wait (the device wait may be on that
+ * record): a release between two sends of one payload is not heard through it, and without
+ * internal dependencies the plan keeps the two blocks apart. */
+static void test_wait_stands_for_the_first_send(void **state)
+{
+    (void)state;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = 2;
+    memset(m.owner, -1, sizeof m.owner);
+    gm_error err;
+    for (int twice = 0; twice < 2; twice++) {
+        stack st;
+        stack_open(&st, 2, MODE_GE, &m);
+        gm_ms_event_payload p;
+        gm_ms_event_payload_init(&p, 0, 1);
+        for (int k = 0; k < 3; k++) {
+            gm_ms_block *a = gm_ms_l2_malloc(al(&st, 0), 8192);
+            if (twice) assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
+            gm_ms_block_free(a, 0);
+            assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
+            gm_ms_wait_event(st.g, &p);
+            gm_ms_block *b = gm_ms_l2_malloc(al(&st, 1), 8192);
+            gm_ms_block_free(b, 1);
+            gm_ms_last_wait_events(st.g);
+        }
+        gm_ms_plan_stats ps = plan_stats(&st);
+        assert_int_equal(ps.iterations_on, 2);
+        assert_int_equal(ps.region_bytes, twice ? 2 * 8192 : 8192);
+        gm_ms_event_payload_fini(&p);
+        stack_close(&st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
                                        cmocka_unit_test(test_plan_keeps_addresses),
                                        cmocka_unit_test(test_departures_and_giving_up),
                                        cmocka_unit_test(test_unplannable_recordings),
+                                       cmocka_unit_test(test_wait_stands_for_the_first_send),
                                        cmocka_unit_test(test_allocation_failures)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,11 +130,11 @@ static inline void apply_news(gm_ms_group *g, gm_ms_event_payload *p)
 void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
 {
     if (g->plan) {
-        if (gm_ms_plan_on(g) && gm_ms_plan_wait(g->plan, p->src, p->dst, p->plan_send, p->plan_iter)) {
+        if (gm_ms_plan_on(g) && gm_ms_plan_wait(g->plan, p->src, p->dst, p->plan_send, &p->plan_iter)) {
             g->st.events_waited++;
             return;
         }
-        if (gm_ms_plan_recording(g)) gm_ms_plan_record_wait(g->plan, p->src, p->dst, p->plan_send, p->plan_iter);
+        if (gm_ms_plan_recording(g)) gm_ms_plan_record_wait(g->plan, p->src, p->dst, p->plan_send, &p->plan_iter);
     }
     gm_ms_wait_unrecorded(g, p);
 }

@@ -74,15 +74,13 @@ void gm_ms_plan_record_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream)
  * differently in the next iteration; each stream's own order is what must repeat). */
 void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    *send_no = p->cur[src];
-    *send_iter = p->iter;
+    gm_ms_plan_mark_send(p, p->cur[src], send_no, send_iter);
     log_op(p, GM_PLAN_SEND, src, 0);
 }
 
-void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t send_iter)
+void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    if (send_iter != p->iter) p->spoiled = true; /* sent in another iteration, or never */
-    log_op(p, GM_PLAN_WAIT, dst, (uint64_t)src << 32 | send_no);
+    log_op(p, GM_PLAN_WAIT, dst, gm_ms_plan_wait_arg(p, src, send_no, send_iter));
 }
 
 /* ---- replay --------------------------------------------------------------------------------- */

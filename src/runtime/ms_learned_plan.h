@@ -21,13 +21,13 @@
  * is on the very send it was on when recorded, the order between streams is the recorded one, so
  * the packing stays safe. A block placed by the second rule whose guard fails (the host
  * interleaved the streams otherwise) is served by the dynamic allocator instead, as the slot's
- * stand-in, and the iteration stays on the plan. The first call that departs (another size, another order of calls, an
- * event sent in an earlier iteration) ends the plan for the rest of the iteration: the dynamic
- * allocator serves from there on, in its own memory, while the planned blocks already out keep
- * their places until freed. At the next LastWaitEvents with no planned block out, the region goes
+ * stand-in, and the iteration stays on the plan. The first call that departs (another size,
+ * another order of calls, a wait that stands for another send) ends the plan for the rest of the
+ * iteration: the dynamic allocator serves from there on, in its own memory, while the planned
+ * blocks already out keep their places until freed. At the next LastWaitEvents with no planned block out, the region goes
  * back to L1 and the group learns again; after GM_MS_PLAN_RELEARNS departures in a row it stops
- * trying (and a recording that cannot be planned — a block living across iterations, an event
- * waited in another iteration than it was sent in — stops it at once).
+ * trying (and a recording that cannot be planned — a block living across iterations — stops it
+ * at once).
  *
  * Everything here runs under the group's single-threaded contract.
  */
@@ -59,7 +59,8 @@ typedef struct gm_ms_plan_rec {
     uint8_t op;      /* gm_ms_plan_op */
     uint8_t pad[3];
     uint32_t stream; /* the stream whose sequence it is in */
-    uint64_t arg;    /* alloc, access, free: the block's slot; wait: src << 32 | the send's place in src's sequence */
+    uint64_t arg;    /* alloc, access, free: the block's slot; wait: src << 32 | the send's place in src's
+                        sequence, or GM_PLAN_NOTHING */
 } gm_ms_plan_rec;
 
 /* A planned block: where it goes and what its malloc must check. */
@@ -131,7 +132,7 @@ void gm_ms_plan_record_malloc(gm_ms_plan *p, uint32_t stream, gm_ms_block *b, si
 void gm_ms_plan_record_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst);
 void gm_ms_plan_record_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream);
 void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter);
-void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t send_iter);
+void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter);
 
 /* A call the plan has no answer for (on a block from before it): the plan ends for this iteration. */
 void gm_ms_plan_depart(gm_ms_plan *p);
@@ -176,23 +177,36 @@ static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, siz
     return gm_ms_plan_malloc_slow(p, stream, size);
 }
 
-/* A send is known by its place in its stream's sequence and the iteration. */
+/* What a wait learns: the send it stands for (its place in src's sequence), or nothing. As the
+ * event epochs do (ms_events.c), a payload stands for its first send since its last wait: the
+ * device wait may be on that record, which orders only what src did before it. The wait
+ * consumes it (*send_iter = 0); a payload sent in an earlier iteration brings nothing. */
+#define GM_PLAN_NOTHING (UINT64_MAX >> 3)
+static inline uint64_t gm_ms_plan_wait_arg(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t *send_iter)
+{
+    const uint64_t arg = *send_iter == p->iter ? (uint64_t)src << 32 | send_no : GM_PLAN_NOTHING;
+    *send_iter = 0;
+    return arg;
+}
+
+static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32_t *send_no, uint32_t *send_iter)
+{
+    if (*send_iter == p->iter) return; /* sent already since its last wait */
+    *send_no = at;
+    *send_iter = p->iter;
+}
+
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
     const uint32_t at = (uint32_t)(p->at[src] - p->seq0[src]);
     if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
-    *send_no = at;
-    *send_iter = p->iter;
+    gm_ms_plan_mark_send(p, at, send_no, send_iter);
     return true;
 }
 
-static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t send_iter)
+static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    if (send_iter != p->iter) { /* not sent in this iteration */
-        gm_ms_plan_depart(p);
-        return false;
-    }
-    return gm_ms_plan_expect(p, dst, GM_PLAN_WAIT | ((uint64_t)src << 32 | send_no) << 3);
+    return gm_ms_plan_expect(p, dst, GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, send_iter) << 3);
 }
 
 /* A block the plan names gains or loses a reference: checked against the plan while on (a

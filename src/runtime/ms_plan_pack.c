@@ -154,7 +154,7 @@ static bool walk_log(packer *k)
         case GM_PLAN_FREE: k->lastfree[(size_t)slot * n + s] = at, k->last_free_host[slot] = (uint32_t)i; break;
         case GM_PLAN_SEND: keep_view(k, k->send0[s] + k->nsend[s]++, mine, at); break;
         case GM_PLAN_WAIT: {
-            const view *v = find_send(k, (uint32_t)(r->arg >> 32), (uint32_t)r->arg);
+            const view *v = r->arg == GM_PLAN_NOTHING ? NULL : find_send(k, (uint32_t)(r->arg >> 32), (uint32_t)r->arg);
             for (uint32_t h = 0; v && h < n; h++)
                 if (k->clocks[v->clock + h] > mine[h]) mine[h] = k->clocks[v->clock + h];
             keep_view(k, k->wait0[s] + k->nwait[s]++, mine, at + 1);
