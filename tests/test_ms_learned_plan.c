@@ -643,6 +643,36 @@ static void test_wait_stands_for_the_first_send(void **state)
     }
 }
 
+/* Block b (stream 1) is malloc'ed after a (stream 0) is freed on the host, with no event between:
+ * they share bytes only through an internal dependency, which the plan adds only where it saves
+ * L1 pages (each one is an event record and wait on the device every iteration). */
+static void test_dependencies_only_where_they_save_pages(void **state)
+{
+    (void)state;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = 2;
+    memset(m.owner, -1, sizeof m.owner);
+    for (int big = 0; big < 2; big++) {
+        const size_t bytes = big ? FAKE_PAGE : 8192;
+        stack st;
+        stack_open(&st, 2, MODE_DEPS, &m);
+        for (int k = 0; k < 3; k++) {
+            gm_ms_block *a = gm_ms_l2_malloc(al(&st, 0), bytes);
+            gm_ms_block_free(a, 0);
+            gm_ms_block *b = gm_ms_l2_malloc(al(&st, 1), bytes);
+            gm_ms_block_free(b, 1);
+            gm_ms_last_wait_events(st.g);
+        }
+        gm_ms_plan_stats ps = plan_stats(&st);
+        assert_int_equal(ps.iterations_on, 2);
+        assert_int_equal(ps.region_bytes, big ? bytes : 2 * bytes);
+        assert_int_equal(ps.dependent_blocks, big ? 1 : 0);
+        assert_int_equal(ps.orders, big ? 2 : 0);
+        stack_close(&st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
@@ -650,6 +680,7 @@ int main(void)
                                        cmocka_unit_test(test_departures_and_giving_up),
                                        cmocka_unit_test(test_unplannable_recordings),
                                        cmocka_unit_test(test_wait_stands_for_the_first_send),
+                                       cmocka_unit_test(test_dependencies_only_where_they_save_pages),
                                        cmocka_unit_test(test_allocation_failures)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,7 +169,7 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
         }
     }
     if (cfg->learn_plan &&
-        (!(g->plan = gm_calloc(1, sizeof *g->plan)) || gm_ms_plan_init(g->plan, g->n, l1, cfg->order, cfg->order_ctx, err) != GM_OK)) {
+        (!(g->plan = gm_calloc(1, sizeof *g->plan)) || gm_ms_plan_init(g->plan, g->n, l1, (size_t)1 << cfg->l2.page_shift, cfg->order, cfg->order_ctx, err) != GM_OK)) {
         gm_free(g->plan);
         g->plan = NULL;
         gm_ms_group_destroy(g);

@@ -7,7 +7,7 @@
 #include "runtime/ms_internal.h"
 #include "util/alloc.h"
 
-gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1,
+gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
                           int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -15,6 +15,7 @@ gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the learned plan");
     p->n = streams;
     p->l1 = *l1;
+    p->page = page;
     p->order = order;
     p->order_ctx = order_ctx;
     p->iter = 1;

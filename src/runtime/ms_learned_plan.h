@@ -96,6 +96,7 @@ typedef struct gm_ms_plan {
     uint32_t iter;       /* iteration stamp (never 0 while a plan or a recording runs) */
     uint32_t relearns;   /* departures since the last iteration that kept to its plan */
     gm_mem_source l1;    /* where the region comes from */
+    size_t page;         /* L1's page: the region takes whole ones */
     int (*order)(void *ctx, uint32_t from, uint32_t to);
     void *order_ctx;
     /* the recording */
@@ -121,7 +122,7 @@ typedef struct gm_ms_plan {
 } gm_ms_plan;
 
 /* A plan that will record the first iteration. GM_ERR_NOMEM leaves *p zeroed. */
-gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1,
+gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
                           int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err);
 /* Gives the region back (after a synchronize of every stream by the caller: planned blocks still
  * out are forgotten) and frees everything. */

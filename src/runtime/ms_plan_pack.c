@@ -10,12 +10,12 @@
  *     dependency from each stream whose release its stream has not heard of, and checks at run
  *     time that E is wholly freed by then (a guard: the plan keeps each stream's sequence, not
  *     the host's interleaving of them).
- * Blocks go in one at a time (in four orders, the lowest packing kept), each into the best gap
- * among the blocks it may not share with by the first rule, below the height reached so far; only
- * where no such gap exists, by the second rule; only where neither has one, on top. On the
- * recorded traces of bench/ this packs within 5 % of the live peak, and resnet50 on 4 streams,
- * whose streams hear of each other's releases late, at its live peak with a few dependencies an
- * iteration where the first rule alone needs 1.5 x.
+ * Blocks go in one at a time (in four orders), each into the best gap among the blocks it may
+ * not share with by the first rule, below the height reached so far; only where no such gap
+ * exists, by the second rule; only where neither has one, on top. The same again with the first
+ * rule alone; the lowest packing is kept, or one without dependencies if nearly as low. On the
+ * recorded traces of bench/ this packs within 5 % of the live peak, resnet50 on 4 streams (whose
+ * streams hear of each other's releases late) at its live peak with 22 dependencies an iteration.
  *
  * Candidates come from host-time intervals: a block is of interest to others from its malloc to
  * the last instant some stream has not heard of all its releases. Slots are numbered in malloc
@@ -301,6 +301,7 @@ static int cmp_key_desc(const void *a, const void *b)
  * block where streams hear of each other's releases late (many blocks in each one's way). */
 enum { ORDER_SIZE, ORDER_AREA, ORDER_LENGTH, ORDER_MALLOC, ORDER_COUNT };
 #define ONE_ORDER_ABOVE 20000
+#define SAME_HEIGHT 50 /* a packing within 1/50 (2 %) of another's pages counts as as low */
 
 static uint64_t order_key(const packer *k, int order, uint32_t j)
 {
@@ -345,7 +346,7 @@ static bool add_dependencies(packer *k, uint32_t b)
     return true;
 }
 
-static bool place_all(packer *k, int order, size_t *height)
+static bool place_all(packer *k, int order, bool second_rule, size_t *height)
 {
     *height = 0;
     k->npairs = 0;
@@ -362,7 +363,7 @@ static bool place_all(packer *k, int order, size_t *height)
         if (!in_the_way(k, b, false)) return false;
         off = best_gap(k, sb->bytes, *height, &top1);
         bool second = false;
-        if (off == SIZE_MAX && k->p->order) {
+        if (off == SIZE_MAX && second_rule) {
             if (!in_the_way(k, b, true)) return false;
             off = best_gap(k, sb->bytes, *height, &top2);
             second = off != SIZE_MAX;
@@ -416,17 +417,24 @@ static bool build_sequences(packer *k)
 gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err)
 {
     packer k = {.p = p, .n = p->n, .ns = p->nslots};
-    size_t height = 0, best_height = SIZE_MAX, best_pairs = 0;
-    int best = 0;
     bool ok = packer_alloc(&k) && walk_log(&k);
     if (ok) find_ready(&k);
-    const int orders = k.ns > ONE_ORDER_ABOVE ? 1 : ORDER_COUNT;
-    for (int o = 0; ok && o < orders; o++) {
-        ok = place_all(&k, o, &height);
+    /* every order with the second rule (when internal dependencies can be had) and without: the
+     * lowest packing, unless one that adds no dependency takes about as many of L1's pages (each
+     * dependency is an event record and wait on the device, every iteration) */
+    const int orders = k.ns > ONE_ORDER_ABOVE ? 1 : ORDER_COUNT, rules = p->order ? 2 : 1;
+    size_t height = 0, best_height = SIZE_MAX, best_pairs = 0, free_height = SIZE_MAX;
+    int best = 0, best_free = -1, last = 0;
+    for (int run = 0; ok && run < orders * rules; run++) {
+        ok = place_all(&k, run % orders, run >= orders, &height);
+        last = run;
         if (height < best_height || (height == best_height && k.npairs < best_pairs))
-            best = o, best_height = height, best_pairs = k.npairs;
+            best = run, best_height = height, best_pairs = k.npairs;
+        if (!k.npairs && height < free_height) best_free = run, free_height = height;
     }
-    if (ok && best != orders - 1) ok = place_all(&k, best, &height);
+    const size_t pg = p->page ? p->page : 1, pages = (best_height + pg - 1) / pg;
+    if (best_free >= 0 && (free_height + pg - 1) / pg <= pages + pages / SAME_HEIGHT) best = best_free;
+    if (ok && best != last) ok = place_all(&k, best % orders, best >= orders, &height);
     ok = ok && build_sequences(&k);
     packer_free(&k);
     if (!ok) return gm_error_set(err, GM_ERR_NOMEM, "out of memory planning the iteration");
