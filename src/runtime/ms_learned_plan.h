@@ -24,10 +24,10 @@
  * stand-in, and the iteration stays on the plan. The first call that departs (another size,
  * another order of calls, a wait that stands for another send) ends the plan for the rest of the
  * iteration: the dynamic allocator serves from there on, in its own memory, while the planned
- * blocks already out keep their places until freed. At the next LastWaitEvents with no planned block out, the region goes
- * back to L1 and the group learns again; after GM_MS_PLAN_RELEARNS departures in a row it stops
- * trying (and a recording that cannot be planned — a block living across iterations — stops it
- * at once).
+ * blocks already out keep their places until freed. At the next LastWaitEvents with no planned
+ * block out, the region goes back to L1 and the group learns again; after GM_MS_PLAN_RELEARNS
+ * departures in a row it stops trying (and a recording that cannot be planned — nothing malloc'ed,
+ * a block living across iterations — stops it at once).
  *
  * Everything here runs under the group's single-threaded contract.
  */
@@ -104,7 +104,6 @@ typedef struct gm_ms_plan {
     size_t nlog, caplog;
     gm_ms_plan_slot *slots;
     size_t nslots, capslots;
-    uint32_t sends;      /* sends so far this iteration (plan: the expected numbering) */
     bool spoiled;        /* the recording saw something a plan cannot keep */
     /* the plan: each stream's expected calls, ended by GM_PLAN_END */
     uint64_t **seq;      /* per stream: op | arg << 3 (NULL: no plan) */
@@ -112,7 +111,7 @@ typedef struct gm_ms_plan {
                                            one load less on every call) */
     const uint64_t *seq0[GM_MAX_STREAMS]; /* per stream: its sequence's start (replay) */
     uint32_t *cur;       /* per stream: the number of calls recorded so far (recording) */
-    uint32_t *guards;
+    uint32_t *guards;    /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
     void *region;
     size_t region_bytes;
     size_t out;          /* planned blocks with references this iteration */
