@@ -673,6 +673,28 @@ static void test_dependencies_only_where_they_save_pages(void **state)
     }
 }
 
+/* A planned block never freed is a leak like any other: counted by the group's destroy, which
+ * still gives the region back. */
+static void test_planned_leak_at_destroy(void **state)
+{
+    (void)state;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = 1;
+    memset(m.owner, -1, sizeof m.owner);
+    stack st;
+    stack_open(&st, 1, MODE_GE, &m);
+    gm_ms_block *x = gm_ms_l2_malloc(al(&st, 0), 4096);
+    gm_ms_block_free(x, 0);
+    gm_ms_last_wait_events(st.g);
+    x = gm_ms_l2_malloc(al(&st, 0), 4096);
+    assert_int_equal(x->type, GM_MS_PLANNED);
+    assert_int_equal(gm_ms_group_destroy(st.g), 1);
+    gm_caching_destroy(st.l1);
+    assert_int_equal(st.dev.live_bytes, 0);
+    fake_fini(&st.dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
@@ -681,6 +703,7 @@ int main(void)
                                        cmocka_unit_test(test_unplannable_recordings),
                                        cmocka_unit_test(test_wait_stands_for_the_first_send),
                                        cmocka_unit_test(test_dependencies_only_where_they_save_pages),
+                                       cmocka_unit_test(test_planned_leak_at_destroy),
                                        cmocka_unit_test(test_allocation_failures)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -455,7 +455,7 @@ size_t gm_ms_group_destroy(gm_ms_group *g)
         if (g->alloc[s]) gm_version_blocks_clear(&g->alloc[s]->local);
     for (uint32_t s = 0; s < g->n; s++)
         if (g->alloc[s]) return_borrowed_home(g, g->alloc[s]);
-    size_t leaked = 0;
+    size_t leaked = g->plan ? g->plan->out : 0; /* planned blocks never freed: their region goes below */
     for (uint32_t s = 0; s < g->n; s++) {
         gm_ms_l2_allocator *a = g->alloc[s];
         while (a && a->live) {
@@ -474,7 +474,6 @@ size_t gm_ms_group_destroy(gm_ms_group *g)
     gm_ms_internal_deps_fini(g);
     gm_ms_forget_in_flight(g);
     if (g->plan) {
-        g->st.leaked_blocks += g->plan->out; /* planned blocks never freed: their region goes anyway */
         gm_ms_plan_fini(g->plan);
         gm_free(g->plan);
     }
