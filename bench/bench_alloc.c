@@ -241,7 +241,7 @@ static int no_device_order(void *ctx, uint32_t from, uint32_t to) { return (void
 static bool ge_protocol_only; /* --ge-protocol: no internal dependencies (GE's reuse rules) */
 
 /* How a stack is configured: graphmem's default, GE's reuse rules alone (no internal
- * dependencies), or graphmem-tight. */
+ * dependencies), graphmem-tight, or graphmem-plan. */
 enum stack_mode { STACK_DEFAULT, STACK_GE, STACK_TIGHT, STACK_PLAN };
 
 static int gm_stack_open(gm_stack *s, const at_trace *t, enum stack_mode mode)
@@ -458,14 +458,15 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_stack gp;
     double cold_ms = bench_now_ms(); /* the first replay learns: timed too, for the record */
     if (gm_stack_open(&gp, t, STACK_PLAN) || replay_gm(&gp, t, h, samples))
-        return fprintf(stderr, "bench_alloc: graphmem-plan: allocator failure\n"), gm_stack_close(&gp), -1;
+        return fprintf(stderr, "bench_alloc: graphmem-plan: allocator failure\n"), gm_stack_close(&gp), gm_stack_close(&gt), -1;
     cold_ms = bench_now_ms() - cold_ms;
     reserved[A_PLAN] = max_of(samples, t->n_peak_at);
     const size_t plan_syncs = gp.dev.syncs;
     gm_worst = (gm_breakdown){0};
     gm_stack gs;
     if (gm_stack_open(&gs, t, ge_protocol_only ? STACK_GE : STACK_DEFAULT) || replay_gm(&gs, t, h, samples))
-        return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), -1;
+        return fprintf(stderr, "bench_alloc: graphmem: allocator failure\n"), gm_stack_close(&gs), gm_stack_close(&gp),
+               gm_stack_close(&gt), -1;
     reserved[A_GRAPHMEM] = max_of(samples, t->n_peak_at);
     size_t gm_held_peak = gs.dev.peak;
     const size_t gm_syncs = gs.dev.syncs;
