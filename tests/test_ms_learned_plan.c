@@ -131,6 +131,16 @@ static void join_all(model *m)
                 if (m->clock[u][t] > m->clock[s][t]) m->clock[s][t] = m->clock[u][t];
 }
 
+/* The one shadow model (large: not on the stack), reset for n streams. */
+static model *fresh_model(uint32_t n)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.n = n;
+    memset(m.owner, -1, sizeof m.owner);
+    return &m;
+}
+
 static size_t unit_of(const void *p) { return (size_t)(((uintptr_t)p - FAKE_BASE) / UNIT); }
 static size_t units_of(size_t size) { return (size + UNIT - 1) / UNIT; }
 
@@ -367,16 +377,12 @@ static void run_iteration(runner *ru, size_t bumped)
 
 static void runner_open(runner *ru, const script *sc, int mode, uint64_t seed)
 {
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = sc->n;
-    memset(m.owner, -1, sizeof m.owner);
     memset(ru, 0, sizeof *ru);
-    ru->m = &m;
+    ru->m = fresh_model(sc->n);
     ru->sc = sc;
     ru->rng = seed * 0xD1B54A32D192ED03ull | 1;
     ru->fail_at_end = -1;
-    stack_open(&ru->st, sc->n, mode, &m);
+    stack_open(&ru->st, sc->n, mode, ru->m);
     for (size_t i = 0; i < sc->nops; i++)
         if (sc->ops[i].kind == OP_SEND) gm_ms_event_payload_init(&ru->ev[sc->ops[i].ev], sc->ops[i].stream, sc->ops[i].src);
 }
@@ -488,11 +494,8 @@ static void test_departures_and_giving_up(void **state)
 {
     (void)state;
     stack st;
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = 1;
-    memset(m.owner, -1, sizeof m.owner);
-    stack_open(&st, 1, MODE_GE, &m);
+    model *m = fresh_model(1);
+    stack_open(&st, 1, MODE_GE, m);
     gm_ms_l2_allocator *a = al(&st, 0);
     /* iteration 1, recorded: two blocks */
     gm_ms_block *x = gm_ms_l2_malloc(a, 4096), *y = gm_ms_l2_malloc(a, 100000);
@@ -542,12 +545,9 @@ static void test_departures_and_giving_up(void **state)
 static void test_unplannable_recordings(void **state)
 {
     (void)state;
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = 2;
-    memset(m.owner, -1, sizeof m.owner);
+    model *m = fresh_model(2);
     stack st;
-    stack_open(&st, 2, MODE_DEPS, &m);
+    stack_open(&st, 2, MODE_DEPS, m);
     gm_ms_event_payload p;
     gm_ms_event_payload_init(&p, 0, 1);
     gm_error err;
@@ -558,7 +558,7 @@ static void test_unplannable_recordings(void **state)
     gm_ms_event_payload_fini(&p);
     stack_close(&st);
 
-    stack_open(&st, 2, MODE_DEPS, &m);
+    stack_open(&st, 2, MODE_DEPS, m);
     gm_ms_event_payload_init(&p, 0, 1);
     gm_ms_block *b = gm_ms_l2_malloc(al(&st, 0), 4096);
     assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
@@ -569,7 +569,7 @@ static void test_unplannable_recordings(void **state)
     gm_ms_event_payload_fini(&p);
     stack_close(&st);
 
-    stack_open(&st, 2, MODE_DEPS, &m);
+    stack_open(&st, 2, MODE_DEPS, m);
     b = gm_ms_l2_malloc(al(&st, 1), 3 * FAKE_PAGE);
     gm_ms_block_free(b, 1);
     st.dev.fail_always = 1; /* the region cannot be had */
@@ -615,14 +615,11 @@ static void test_allocation_failures(void **state)
 static void test_wait_stands_for_the_first_send(void **state)
 {
     (void)state;
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = 2;
-    memset(m.owner, -1, sizeof m.owner);
+    model *m = fresh_model(2);
     gm_error err;
     for (int twice = 0; twice < 2; twice++) {
         stack st;
-        stack_open(&st, 2, MODE_GE, &m);
+        stack_open(&st, 2, MODE_GE, m);
         gm_ms_event_payload p;
         gm_ms_event_payload_init(&p, 0, 1);
         for (int k = 0; k < 3; k++) {
@@ -649,14 +646,11 @@ static void test_wait_stands_for_the_first_send(void **state)
 static void test_dependencies_only_where_they_save_pages(void **state)
 {
     (void)state;
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = 2;
-    memset(m.owner, -1, sizeof m.owner);
+    model *m = fresh_model(2);
     for (int big = 0; big < 2; big++) {
         const size_t bytes = big ? FAKE_PAGE : 8192;
         stack st;
-        stack_open(&st, 2, MODE_DEPS, &m);
+        stack_open(&st, 2, MODE_DEPS, m);
         for (int k = 0; k < 3; k++) {
             gm_ms_block *a = gm_ms_l2_malloc(al(&st, 0), bytes);
             gm_ms_block_free(a, 0);
@@ -678,12 +672,9 @@ static void test_dependencies_only_where_they_save_pages(void **state)
 static void test_planned_leak_at_destroy(void **state)
 {
     (void)state;
-    static model m;
-    memset(&m, 0, sizeof m);
-    m.n = 1;
-    memset(m.owner, -1, sizeof m.owner);
+    model *m = fresh_model(1);
     stack st;
-    stack_open(&st, 1, MODE_GE, &m);
+    stack_open(&st, 1, MODE_GE, m);
     gm_ms_block *x = gm_ms_l2_malloc(al(&st, 0), 4096);
     gm_ms_block_free(x, 0);
     gm_ms_last_wait_events(st.g);
