@@ -207,18 +207,7 @@ gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t d
     if (!b->mem) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: the block was already recycled");
     gm_ms_group *g = b->birth->group;
     if (dst >= g->n) return gm_error_set(err, GM_ERR_USAGE, "AccessMemCrossStream: no stream %u", dst);
-    if (g->plan) { /* not GE's: see gm_ms_block_free */
-        if (b->type == GM_MS_PLANNED) {
-            gm_ms_plan_access(g->plan, b, dst);
-            return GM_OK;
-        }
-        if (gm_ms_plan_on(g)) {
-            if (gm_ms_plan_names(g->plan, b)) gm_ms_plan_access(g->plan, b, dst); /* a stand-in */
-            else gm_ms_plan_depart(g->plan);
-        } else if (gm_ms_plan_recording(g)) {
-            gm_ms_plan_record_access(g->plan, b, dst);
-        }
-    }
+    if (g->plan && !gm_ms_plan_ref(g->plan, b, dst, GM_PLAN_ACCESS)) return GM_OK; /* not GE's */
     gm_ms_block_new_access_stream(b, src, dst);
     return GM_OK;
 }

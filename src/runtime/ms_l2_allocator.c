@@ -89,11 +89,7 @@ static gm_ms_block *wrapper_get(gm_ms_l2_allocator *a)
         a->spare = b->pool_next;
         return b;
     }
-    b = gm_calloc(1, gm_ms_block_bytes(a->group->n));
-    if (!b) return NULL;
-    gm_mif_init(&b->mif);
-    b->counts = (uint32_t *)(b->acq_gen + gm_ms_block_slots(a->group->n));
-    return b;
+    return gm_ms_block_new(a->group->n);
 }
 
 static void wrapper_put(gm_ms_l2_allocator *a, gm_ms_block *b)
@@ -168,12 +164,12 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
             return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
         }
     }
-    if (cfg->learn_plan &&
-        (!(g->plan = gm_calloc(1, sizeof *g->plan)) || gm_ms_plan_init(g->plan, g->n, l1, (size_t)1 << cfg->l2.page_shift, cfg->order, cfg->order_ctx, err) != GM_OK)) {
-        gm_free(g->plan);
-        g->plan = NULL;
-        gm_ms_group_destroy(g);
-        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
+    if (cfg->learn_plan) {
+        if (!(g->plan = gm_malloc(sizeof *g->plan))) {
+            gm_ms_group_destroy(g);
+            return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
+        }
+        gm_ms_plan_init(g->plan, g->n, l1, (size_t)1 << cfg->l2.page_shift, cfg->order, cfg->order_ctx);
     }
     *out = g;
     return GM_OK;

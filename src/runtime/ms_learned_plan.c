@@ -7,12 +7,10 @@
 #include "runtime/ms_internal.h"
 #include "util/alloc.h"
 
-gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
-                          int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err)
+void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
+                     int (*order)(void *, uint32_t, uint32_t), void *order_ctx)
 {
     memset(p, 0, sizeof *p);
-    if (!(p->cur = gm_calloc(streams, sizeof *p->cur)))
-        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the learned plan");
     p->n = streams;
     p->l1 = *l1;
     p->page = page;
@@ -20,7 +18,6 @@ gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *
     p->order_ctx = order_ctx;
     p->iter = 1;
     p->mode = GM_MS_PLAN_RECORD;
-    return GM_OK;
 }
 
 /* ---- recording ------------------------------------------------------------------------------ */
@@ -57,18 +54,12 @@ static bool recorded(gm_ms_plan *p, const gm_ms_block *b)
     return false;
 }
 
-void gm_ms_plan_record_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst)
+void gm_ms_plan_record_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms_plan_op op)
 {
     if (!recorded(p, b)) return;
-    p->slots[b->plan_slot].refs++;
-    log_op(p, GM_PLAN_ACCESS, dst, b->plan_slot);
-}
-
-void gm_ms_plan_record_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream)
-{
-    if (!recorded(p, b)) return;
-    p->slots[b->plan_slot].refs--;
-    log_op(p, GM_PLAN_FREE, stream, b->plan_slot);
+    if (op == GM_PLAN_ACCESS) p->slots[b->plan_slot].refs++;
+    else p->slots[b->plan_slot].refs--;
+    log_op(p, op, stream, b->plan_slot);
 }
 
 /* A send is known by its place in its stream's sequence (the host may interleave the streams
@@ -146,10 +137,9 @@ void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b)
 static void drop_plan(gm_ms_plan *p)
 {
     for (size_t j = 0; j < p->nslots; j++) gm_free(p->slots[j].block);
-    if (p->seq) gm_free(p->seq[0]);
-    gm_free(p->seq);
+    gm_free(p->calls);
     gm_free(p->guards);
-    p->seq = NULL, p->guards = NULL;
+    p->calls = NULL, p->guards = NULL;
     p->nslots = p->nlog = 0;
     p->out = 0;
     p->st.blocks = p->st.dependent_blocks = 0;
@@ -180,10 +170,8 @@ static bool make_blocks(gm_ms_plan *p, gm_ms_group *g)
 {
     for (size_t j = 0; j < p->nslots; j++) {
         gm_ms_plan_slot *s = &p->slots[j];
-        gm_ms_block *b = gm_calloc(1, gm_ms_block_bytes(p->n));
+        gm_ms_block *b = gm_ms_block_new(p->n);
         if (!b) return false;
-        gm_mif_init(&b->mif);
-        b->counts = (uint32_t *)(b->acq_gen + gm_ms_block_slots(p->n));
         s->span = (gm_span){.addr = (uintptr_t)p->region + s->offset, .pages = 0};
         b->mem = &s->span;
         b->size = s->bytes;
@@ -224,7 +212,7 @@ static void next_iteration(gm_ms_plan *p)
     p->iter = p->iter == UINT32_MAX ? 1 : p->iter + 1;
     memset(p->cur, 0, p->n * sizeof *p->cur);
     p->stand_ins_now = 0;
-    for (uint32_t s = 0; p->seq && s < p->n; s++) p->at[s] = p->seq0[s] = p->seq[s];
+    for (uint32_t s = 0; p->calls && s < p->n; s++) p->at[s] = p->seq[s];
 }
 
 /* The sync of every stream that must come before memory the device may still use leaves. */
@@ -289,6 +277,5 @@ void gm_ms_plan_fini(gm_ms_plan *p)
     drop_plan(p);
     gm_free(p->log);
     gm_free(p->slots);
-    gm_free(p->cur);
     memset(p, 0, sizeof *p);
 }

@@ -106,11 +106,11 @@ typedef struct gm_ms_plan {
     size_t nslots, capslots;
     bool spoiled;        /* the recording saw something a plan cannot keep */
     /* the plan: each stream's expected calls, ended by GM_PLAN_END */
-    uint64_t **seq;      /* per stream: op | arg << 3 (NULL: no plan) */
-    const uint64_t *at[GM_MAX_STREAMS]; /* per stream: the next expected call (replay; in the struct:
-                                           one load less on every call) */
-    const uint64_t *seq0[GM_MAX_STREAMS]; /* per stream: its sequence's start (replay) */
-    uint32_t *cur;       /* per stream: the number of calls recorded so far (recording) */
+    uint64_t *calls;     /* every stream's sequence, op | arg << 3, one after another (NULL: no plan) */
+    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
+    const uint64_t *at[GM_MAX_STREAMS];  /* per stream: the next expected call (replay; in the struct:
+                                            one load less on every call) */
+    uint32_t cur[GM_MAX_STREAMS];        /* per stream: the calls recorded so far (recording) */
     uint32_t *guards;    /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
     void *region;
     size_t region_bytes;
@@ -120,17 +120,17 @@ typedef struct gm_ms_plan {
     gm_ms_plan_stats st;
 } gm_ms_plan;
 
-/* A plan that will record the first iteration. GM_ERR_NOMEM leaves *p zeroed. */
-gm_status gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
-                          int (*order)(void *, uint32_t, uint32_t), void *order_ctx, gm_error *err);
+/* A plan that will record the first iteration. */
+void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
+                     int (*order)(void *, uint32_t, uint32_t), void *order_ctx);
 /* Gives the region back (after a synchronize of every stream by the caller: planned blocks still
  * out are forgotten) and frees everything. */
 void gm_ms_plan_fini(gm_ms_plan *p);
 
 /* Recording: the dynamic allocator's answers, call by call. */
 void gm_ms_plan_record_malloc(gm_ms_plan *p, uint32_t stream, gm_ms_block *b, size_t size);
-void gm_ms_plan_record_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst);
-void gm_ms_plan_record_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream);
+/* op: GM_PLAN_ACCESS (stream takes a reference) or GM_PLAN_FREE (stream drops one) */
+void gm_ms_plan_record_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms_plan_op op);
 void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter);
 void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter);
 
@@ -141,11 +141,7 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
 /* After a planned malloc returned NULL on the plan: b (NULL: the dynamic allocator failed) stands
  * in for the slot whose guard did not hold, or b is plain dynamic memory. */
 void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b);
-/* A block the plan's calls may name: planned, or a stand-in of this iteration. */
-static inline bool gm_ms_plan_names(const gm_ms_plan *p, const gm_ms_block *b)
-{
-    return b->type == GM_MS_PLANNED || b->plan_iter == p->iter;
-}
+
 
 /* Replay, inline (the answer is a few loads and a compare; these run for every call of every
  * iteration). Each says whether the call kept to the plan and was answered by it; false left
@@ -198,7 +194,7 @@ static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32
 
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    const uint32_t at = (uint32_t)(p->at[src] - p->seq0[src]);
+    const uint32_t at = (uint32_t)(p->at[src] - p->seq[src]);
     if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
     gm_ms_plan_mark_send(p, at, send_no, send_iter);
     return true;
@@ -209,23 +205,30 @@ static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, ui
     return gm_ms_plan_expect(p, dst, GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, send_iter) << 3);
 }
 
-/* A block the plan names gains or loses a reference: checked against the plan while on (a
- * stand-in's own references are the dynamic allocator's); a planned block's counted in any mode. */
-static inline void gm_ms_plan_access(gm_ms_plan *p, gm_ms_block *b, uint32_t dst)
+/* Stream takes (op GM_PLAN_ACCESS) or drops (GM_PLAN_FREE) a reference to b: checked against
+ * the plan while on, recorded while recording; a call on a block the plan does not name (neither
+ * planned nor a stand-in of this iteration) departs. A planned block's references are counted
+ * here in any mode, and then the plan has done it all: false. True: the dynamic allocator's turn. */
+static inline bool gm_ms_plan_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms_plan_op op)
 {
-    if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, dst, GM_PLAN_ACCESS | (uint64_t)b->plan_slot << 3);
-    if (b->type == GM_MS_PLANNED) p->slots[b->plan_slot].refs++;
-}
-
-static inline void gm_ms_plan_free(gm_ms_plan *p, gm_ms_block *b, uint32_t stream)
-{
-    if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, stream, GM_PLAN_FREE | (uint64_t)b->plan_slot << 3);
-    if (b->type != GM_MS_PLANNED) return;
-    gm_ms_plan_slot *s = &p->slots[b->plan_slot];
-    if (s->refs && --s->refs == 0) {
-        p->out--;
-        s->freed_iter = p->iter;
+    const uint64_t want = op | (uint64_t)b->plan_slot << 3;
+    if (b->type == GM_MS_PLANNED) { /* first: every call of an iteration on the plan comes here */
+        if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, stream, want);
+        gm_ms_plan_slot *s = &p->slots[b->plan_slot];
+        if (op == GM_PLAN_ACCESS) s->refs++;
+        else if (s->refs && --s->refs == 0) {
+            p->out--;
+            s->freed_iter = p->iter;
+        }
+        return false;
     }
+    if (p->mode == GM_MS_PLAN_ON) {
+        if (b->plan_iter == p->iter) gm_ms_plan_expect(p, stream, want); /* a stand-in */
+        else gm_ms_plan_depart(p);
+    } else if (p->mode == GM_MS_PLAN_RECORD) {
+        gm_ms_plan_record_ref(p, b, stream, op);
+    }
+    return true;
 }
 
 /* The iteration kept to the plan so far without the dynamic allocator (LastWaitEvents then has

@@ -5,6 +5,16 @@
 
 #include "graphmem/log.h"
 #include "runtime/ms_internal.h"
+#include "util/alloc.h"
+
+gm_ms_block *gm_ms_block_new(uint32_t n)
+{
+    gm_ms_block *b = gm_calloc(1, gm_ms_block_bytes(n));
+    if (!b) return NULL;
+    gm_mif_init(&b->mif);
+    b->counts = (uint32_t *)(b->acq_gen + gm_ms_block_slots(n));
+    return b;
+}
 
 gm_status gm_ms_block_reinit(gm_ms_block *b, gm_ms_l2_allocator *birth, gm_span *mem, size_t size,
                              gm_ms_alloc_type type, gm_error *err)
@@ -35,19 +45,8 @@ static void free_at(gm_ms_block *b, uint32_t stream) { gm_ms_l2_free_at(b->birth
 
 void gm_ms_block_free(gm_ms_block *b, uint32_t stream)
 {
-    gm_ms_group *g = b->birth->group;
-    if (g->plan) { /* not GE's: a learned plan's block, or a call the plan checks or records */
-        if (b->type == GM_MS_PLANNED) {
-            gm_ms_plan_free(g->plan, b, stream);
-            return;
-        }
-        if (gm_ms_plan_on(g)) {
-            if (gm_ms_plan_names(g->plan, b)) gm_ms_plan_free(g->plan, b, stream); /* a stand-in */
-            else gm_ms_plan_depart(g->plan);
-        } else if (gm_ms_plan_recording(g)) {
-            gm_ms_plan_record_free(g->plan, b, stream);
-        }
-    }
+    gm_ms_plan *p = b->birth->group->plan; /* not GE's: a learned plan checks or records the call */
+    if (p && !gm_ms_plan_ref(p, b, stream, GM_PLAN_FREE)) return;
     free_at(b, stream);
 }
 

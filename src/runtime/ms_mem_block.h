@@ -69,6 +69,8 @@ static inline void gm_ms_block_clear_slots(gm_ms_block *b, uint32_t n, bool gens
     if (gens) memset(b->acq_gen, 0, sizeof *b->acq_gen * n);
 }
 
+/* A wrapper for n streams, zeroed, its arrays in its tail; NULL when out of memory. */
+gm_ms_block *gm_ms_block_new(uint32_t n);
 /* ReInit: requires the previous memory cleared (else GE's error "origin mem_block is not
  * cleared, this may cased memory leaks"); resets the MIF and counts, then NewAccessStream(birth,
  * birth). */

@@ -297,8 +297,9 @@ static int cmp_key_desc(const void *a, const void *b)
 /* The orders tried (the lowest packing is kept): largest first; largest size x host-time first;
  * longest-lived first; malloc order. On the recorded traces of bench/ none is best everywhere:
  * transformer LM on 2 streams packs at 1.075 x its live peak largest first, 1.014 by area.
- * Above ONE_ORDER_ABOVE blocks an iteration, largest first alone: a packing costs about 20 us a
- * block where streams hear of each other's releases late (many blocks in each one's way). */
+ * Above ONE_ORDER_ABOVE blocks an iteration, largest first alone: each packing sorts, for every
+ * block, the blocks in its way, and where streams hear of each other's releases late those are
+ * many. */
 enum { ORDER_SIZE, ORDER_AREA, ORDER_LENGTH, ORDER_MALLOC, ORDER_COUNT };
 #define ONE_ORDER_ABOVE 20000
 #define SAME_HEIGHT 50 /* a packing within 1/50 (2 %) of another's pages counts as as low */
@@ -392,8 +393,7 @@ static bool build_sequences(packer *k)
     if (k->npairs > 1) qsort(k->pairs, k->npairs, sizeof *k->pairs, cmp_pair);
     uint32_t *guards = gm_malloc((k->npairs + 1) * sizeof *guards);
     uint64_t *all = gm_malloc((p->nlog + n) * sizeof *all);
-    uint64_t **seq = gm_calloc(n, sizeof *seq);
-    if (!guards || !all || !seq) return gm_free(guards), gm_free(all), gm_free(seq), false;
+    if (!guards || !all) return gm_free(guards), gm_free(all), false;
     for (size_t j = 0; j < p->nslots; j++) p->slots[j].guard0 = p->slots[j].nguards = 0;
     for (size_t i = 0; i < k->npairs; i++) {
         gm_ms_plan_slot *s = &p->slots[k->pairs[i].later];
@@ -402,14 +402,15 @@ static bool build_sequences(packer *k)
         guards[i] = k->pairs[i].earlier;
     }
     for (uint32_t s = 0; s < n; s++) {
-        seq[s] = all + k->host0[s] + s;
+        uint64_t *seq = all + k->host0[s] + s; /* each stream's calls and its GM_PLAN_END */
         for (uint32_t at = 0; at < k->len[s]; at++) {
             const gm_ms_plan_rec *r = &p->log[k->host[k->host0[s] + at]];
-            seq[s][at] = r->op | r->arg << 3;
+            seq[at] = r->op | r->arg << 3;
         }
-        seq[s][k->len[s]] = GM_PLAN_END;
+        seq[k->len[s]] = GM_PLAN_END;
+        p->seq[s] = seq;
     }
-    p->seq = seq;
+    p->calls = all;
     p->guards = guards;
     return true;
 }
