@@ -9,8 +9,9 @@
  *             internal dependencies — `--ge-protocol` leaves them out) over the caching L1 over
  *             a memory source that maps whole chunks (mmap: the "device", kept out of glibc's
  *             heap so that glibc's own figures stay its own);
- *   graphmem-tight  the same, memory first: the L1 in expandable mode (one reserved range of the
- *             "device", mapped and unmapped in pages) and the pools recycling before L1 grows
+ *   graphmem-tight  the same, memory first: 4 KiB pages (gm_scalable_config_memory_first), the
+ *             L1 in expandable mode (one reserved range of the "device", mapped and unmapped in
+ *             pages) and the pools recycling before L1 grows
  *             (gm_ms_config.recycle_before_growth), at the price of stream synchronizes (counted:
  *             the trace has no device to wait for) and of remapping;
  *   graphmem-plan  graphmem-tight learning a plan (gm_ms_config.learn_plan): the first iteration
@@ -59,6 +60,7 @@
 #include "bench_util.h"
 #include "graphmem/executor.h"
 #include "graphmem/io.h"
+#include "runtime/ms_fast_path.h"
 #include "graphmem/log.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
@@ -251,6 +253,7 @@ static int gm_stack_open(gm_stack *s, const at_trace *t, enum stack_mode mode)
                              .map = dev_map, .unmap = dev_unmap, .release = dev_release, .granularity = 4096};
     gm_scalable_config c;
     gm_scalable_config_default(&c, 0);
+    if (mode == STACK_TIGHT || mode == STACK_PLAN) gm_scalable_config_memory_first(&c);
     gm_scalable_config l1c = c;
     l1c.expandable = mode == STACK_TIGHT || mode == STACK_PLAN;
     if (!(s->l1 = gm_caching_create(&s->src, &l1c, NULL, NULL))) return -1;
@@ -327,7 +330,7 @@ REPLAY_BODY replay_gm_body(gm_stack *s, const at_trace *t, void **h, size_t *sam
         const at_event *e = &t->ev[i];
         switch (e->op) {
         case AT_ALLOC: {
-            gm_ms_block *b = gm_ms_l2_malloc(s->al[e->s1], e->size);
+            gm_ms_block *b = gm_ms_fast_malloc(s->al[e->s1], e->size);
             if (!b) {
                 fprintf(stderr, "bench_alloc: graphmem: malloc of %llu bytes on stream %u failed at event %zu of %zu "
                                 "(L1 holds %zu bytes, the source lent %zu)\n",
@@ -339,13 +342,13 @@ REPLAY_BODY replay_gm_body(gm_stack *s, const at_trace *t, void **h, size_t *sam
             break;
         }
         case AT_ACCESS:
-            if (gm_ms_access_mem_cross_stream(h[e->id], e->s1, e->s2, &err) != GM_OK) return -1;
+            if (gm_ms_fast_access(h[e->id], e->s1, e->s2, &err) != GM_OK) return -1;
             break;
-        case AT_FREE: gm_ms_block_free(h[e->id], e->s1); break;
+        case AT_FREE: gm_ms_fast_free(h[e->id], e->s1); break;
         case AT_SEND:
-            if (gm_ms_send_event(s->g, &s->ev[e->id], &err) != GM_OK) return -1;
+            if (gm_ms_fast_send(s->g, &s->ev[e->id], &err) != GM_OK) return -1;
             break;
-        case AT_WAIT: gm_ms_wait_event(s->g, &s->ev[e->id]); break;
+        case AT_WAIT: gm_ms_fast_wait(s->g, &s->ev[e->id]); break;
         case AT_ITER: gm_ms_last_wait_events(s->g); break;
         }
         if (sampled && pk < t->n_peak_at && t->peak_at[pk] == i) {

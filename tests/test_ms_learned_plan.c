@@ -26,6 +26,7 @@
 #include "fake_mem_source.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/ms_events.h"
+#include "runtime/ms_fast_path.h"
 #include "runtime/ms_l2_allocator.h"
 #include "util/alloc.h"
 
@@ -265,6 +266,7 @@ typedef struct runner {
     gm_ms_event_payload ev[MAXOPS];
     uint64_t ev_clock[MAXOPS][MAXS];
     uint64_t rng;
+    uint64_t coin;      /* which of each call's two forms runs: the call or its in-line fast path */
     void *addr[MAXB];   /* where each block was handed out, the last time */
     bool planned[MAXB]; /* and whether the plan did */
     long fail_at_end;   /* >= 0: allocations fail from that many on, in the iteration's LastWaitEvents */
@@ -306,10 +308,11 @@ static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
     stack *st = &ru->st;
     gm_error err;
     const uint32_t s = o->stream;
+    const bool fast = rnd(&ru->coin) & 1; /* ms_fast_path.h must answer as the call does */
     switch (o->kind) {
     case OP_MALLOC: {
         const size_t size = o->size + bump;
-        gm_ms_block *b = gm_ms_l2_malloc(al(st, s), size);
+        gm_ms_block *b = fast ? gm_ms_fast_malloc(al(st, s), size) : gm_ms_l2_malloc(al(st, s), size);
         assert_non_null(b);
         tick(m, s);
         check_handout(m, s, b, size, o->block);
@@ -318,7 +321,9 @@ static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
         break;
     }
     case OP_ACCESS:
-        assert_int_equal(gm_ms_access_mem_cross_stream(it->b[o->block], o->src, s, &err), GM_OK);
+        assert_int_equal(fast ? gm_ms_fast_access(it->b[o->block], o->src, s, &err)
+                              : gm_ms_access_mem_cross_stream(it->b[o->block], o->src, s, &err),
+                         GM_OK);
         it->refs[o->block]++, it->accessed[o->block]++;
         tick(m, s);
         break;
@@ -326,11 +331,13 @@ static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
         const bool last = --it->refs[o->block] == 0;
         release_units(m, s, it, o->block, last); /* before the free: it may hand the units out at once */
         tick(m, s);
-        gm_ms_block_free(it->b[o->block], s);
+        if (fast) gm_ms_fast_free(it->b[o->block], s);
+        else gm_ms_block_free(it->b[o->block], s);
         break;
     }
     case OP_SEND:
-        assert_int_equal(gm_ms_send_event(st->g, &ru->ev[o->ev], &err), GM_OK);
+        assert_int_equal(fast ? gm_ms_fast_send(st->g, &ru->ev[o->ev], &err) : gm_ms_send_event(st->g, &ru->ev[o->ev], &err),
+                         GM_OK);
         tick(m, s);
         memcpy(ru->ev_clock[o->ev], m->clock[s], sizeof m->clock[s]);
         it->sent[o->ev] = true;
@@ -338,7 +345,8 @@ static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
     case OP_WAIT:
         for (uint32_t t = 0; t < m->n; t++)
             if (ru->ev_clock[o->ev][t] > m->clock[s][t]) m->clock[s][t] = ru->ev_clock[o->ev][t];
-        gm_ms_wait_event(st->g, &ru->ev[o->ev]);
+        if (fast) gm_ms_fast_wait(st->g, &ru->ev[o->ev]);
+        else gm_ms_wait_event(st->g, &ru->ev[o->ev]);
         tick(m, s);
         break;
     }
@@ -381,6 +389,7 @@ static void runner_open(runner *ru, const script *sc, int mode, uint64_t seed)
     ru->m = fresh_model(sc->n);
     ru->sc = sc;
     ru->rng = seed * 0xD1B54A32D192ED03ull | 1;
+    ru->coin = seed * 0x9E3779B97F4A7C15ull | 1;
     ru->fail_at_end = -1;
     stack_open(&ru->st, sc->n, mode, ru->m);
     for (size_t i = 0; i < sc->nops; i++)
@@ -540,6 +549,46 @@ static void test_departures_and_giving_up(void **state)
     stack_close(&st);
 }
 
+/* The in-line fast paths (ms_fast_path.h) answer only while a plan is on and the call keeps to
+ * it: while recording, after a departure and with bad arguments they make the call, which records,
+ * serves dynamically or reports the usage error as it always does; the plan is not left for a
+ * call that was refused. */
+static void test_fast_paths_answer_only_on_the_plan(void **state)
+{
+    (void)state;
+    model *m = fresh_model(2);
+    stack st;
+    stack_open(&st, 2, MODE_GE, m);
+    gm_ms_event_payload p, bad;
+    gm_ms_event_payload_init(&p, 0, 1);
+    gm_ms_event_payload_init(&bad, 0, 9);
+    gm_error err;
+    for (int k = 0; k < 4; k++) {
+        const bool on = k == 1 || k == 2; /* 0 is recorded; 3 departs at its first malloc */
+        gm_ms_block *x = gm_ms_fast_malloc(al(&st, 0), k == 3 ? 8192 : 4096);
+        assert_non_null(x);
+        assert_int_equal(x->type == GM_MS_PLANNED, on);
+        assert_int_equal(gm_ms_fast_access(x, 0, 0, &err), GM_ERR_USAGE);
+        assert_int_equal(gm_ms_fast_access(x, 0, 2, &err), GM_ERR_USAGE);
+        assert_int_equal(gm_ms_fast_access(x, 0, GM_MAX_STREAMS, &err), GM_ERR_USAGE);
+        assert_int_equal(gm_ms_fast_send(st.g, &bad, &err), GM_ERR_USAGE);
+        assert_int_equal(gm_ms_fast_access(x, 0, 1, &err), GM_OK);
+        gm_ms_fast_free(x, 0);
+        assert_int_equal(gm_ms_fast_send(st.g, &p, &err), GM_OK);
+        gm_ms_fast_wait(st.g, &p);
+        gm_ms_fast_free(x, 1);
+        gm_ms_last_wait_events(st.g);
+        gm_ms_plan_stats ps = plan_stats(&st);
+        assert_int_equal(ps.learned, 1);
+        assert_int_equal(ps.iterations_on, k >= 2 ? 2 : (size_t)k);
+        assert_int_equal(ps.departures, k == 3);
+        assert_int_equal(ps.planned_mallocs, k >= 2 ? 2 : (size_t)k);
+    }
+    gm_ms_event_payload_fini(&p);
+    gm_ms_event_payload_fini(&bad);
+    stack_close(&st);
+}
+
 /* A recording that cannot be planned (nothing malloc'ed; a block that outlives it) gives up at
  * once, quietly; so does a region L1 cannot provide. */
 static void test_unplannable_recordings(void **state)
@@ -640,6 +689,45 @@ static void test_wait_stands_for_the_first_send(void **state)
     }
 }
 
+/* Each stream keeps its sequence, but the host interleaves them so that a wait stands for
+ * another send than when recorded: stream 1 waits twice on one payload that stream 0 sends before
+ * and after freeing a. Recorded with the second wait after the second send (b may take a's bytes),
+ * replayed with both waits after it (the first stands for the first send, the second for
+ * nothing): the plan must depart at the second wait, in the call and in its fast path alike. */
+static void test_wait_on_another_send_departs(void **state)
+{
+    (void)state;
+    model *m = fresh_model(2);
+    gm_error err;
+    for (int fast = 0; fast < 2; fast++) {
+        stack st;
+        stack_open(&st, 2, MODE_GE, m);
+        gm_ms_event_payload p;
+        gm_ms_event_payload_init(&p, 0, 1);
+        for (int k = 0; k < 3; k++) {
+            const bool late = k == 2; /* both waits after both sends */
+            assert_int_equal(fast ? gm_ms_fast_send(st.g, &p, &err) : gm_ms_send_event(st.g, &p, &err), GM_OK);
+            if (!late) fast ? gm_ms_fast_wait(st.g, &p) : gm_ms_wait_event(st.g, &p);
+            gm_ms_block *a = fast ? gm_ms_fast_malloc(al(&st, 0), 8192) : gm_ms_l2_malloc(al(&st, 0), 8192);
+            void *where = gm_ms_block_addr(a);
+            fast ? gm_ms_fast_free(a, 0) : gm_ms_block_free(a, 0);
+            assert_int_equal(fast ? gm_ms_fast_send(st.g, &p, &err) : gm_ms_send_event(st.g, &p, &err), GM_OK);
+            if (late) fast ? gm_ms_fast_wait(st.g, &p) : gm_ms_wait_event(st.g, &p);
+            fast ? gm_ms_fast_wait(st.g, &p) : gm_ms_wait_event(st.g, &p);
+            gm_ms_block *b = fast ? gm_ms_fast_malloc(al(&st, 1), 8192) : gm_ms_l2_malloc(al(&st, 1), 8192);
+            if (late) assert_ptr_not_equal(gm_ms_block_addr(b), where); /* stream 1 never heard of a's free */
+            fast ? gm_ms_fast_free(b, 1) : gm_ms_block_free(b, 1);
+            gm_ms_last_wait_events(st.g);
+            if (k == 0) assert_int_equal(plan_stats(&st).region_bytes, 8192); /* a and b share */
+        }
+        gm_ms_plan_stats ps = plan_stats(&st);
+        assert_int_equal(ps.iterations_on, 1);
+        assert_int_equal(ps.departures, 1);
+        gm_ms_event_payload_fini(&p);
+        stack_close(&st);
+    }
+}
+
 /* Block b (stream 1) is malloc'ed after a (stream 0) is freed on the host, with no event between:
  * they share bytes only through an internal dependency, which the plan adds only where it saves
  * L1 pages (each one is an event record and wait on the device every iteration). */
@@ -691,8 +779,10 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
                                        cmocka_unit_test(test_plan_keeps_addresses),
                                        cmocka_unit_test(test_departures_and_giving_up),
+                                       cmocka_unit_test(test_fast_paths_answer_only_on_the_plan),
                                        cmocka_unit_test(test_unplannable_recordings),
                                        cmocka_unit_test(test_wait_stands_for_the_first_send),
+                                       cmocka_unit_test(test_wait_on_another_send_departs),
                                        cmocka_unit_test(test_dependencies_only_where_they_save_pages),
                                        cmocka_unit_test(test_planned_leak_at_destroy),
                                        cmocka_unit_test(test_allocation_failures)};

@@ -63,8 +63,9 @@ static const char k_run_options[] =
     "  --plan                instead: one allocation per region of a verified static plan\n"
     "  --memory-limit BYTES  the device refuses allocations beyond BYTES (the allocators then recycle\n"
     "                        and, in dynamic mode, borrow across streams)\n"
-    "  --memory-first        dynamic mode: less device memory for stream synchronizes (an expandable\n"
-    "                        L1 in the device's virtual memory; the pools recycle before L1 grows)\n"
+    "  --memory-first        dynamic mode: less device memory for stream synchronizes (4 KiB pages, an\n"
+    "                        expandable L1 in the device's virtual memory; the pools recycle before L1\n"
+    "                        grows)\n"
     "  --learn-plan          dynamic mode: the allocator records the first iteration, packs it into one\n"
     "                        region, and answers the next ones from that plan while they repeat it\n"
     "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";

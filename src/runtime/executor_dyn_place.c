@@ -20,7 +20,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "runtime/executor_internal.h"
-#include "runtime/ms_mem_block.h"
+#include "runtime/ms_fast_path.h"
 #include "util/alloc.h"
 
 /* No node writes a tensor that lives on the other device (it would need a copy back). */
@@ -132,7 +132,7 @@ gm_status gm_dyn_late_frees(gm_dyn *d, size_t t)
             gm_status st = gm_stream_wait_event(x->streams[lf->stream], x->task_event[u], x->err);
             if (st != GM_OK) return st;
         }
-        gm_ms_block_free(d->block[lf->y], lf->stream % x->n_streams);
+        gm_ms_fast_free(d->block[lf->y], lf->stream % x->n_streams);
     }
     return GM_OK;
 }

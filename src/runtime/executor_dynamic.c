@@ -40,6 +40,7 @@
 #include "runtime/executor_internal.h"
 #include "runtime/executor_placement.h"
 #include "runtime/ms_events.h"
+#include "runtime/ms_fast_path.h"
 #include "util/alloc.h"
 
 /* ---- the allocators over the devices --------------------------------------------------------- */
@@ -146,6 +147,7 @@ static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first, bool 
     if (st != GM_OK) return st;
     gm_scalable_config cfg;
     gm_scalable_config_default(&cfg, (size_t)props.total_memory);
+    if (memory_first) gm_scalable_config_memory_first(&cfg);
     gm_scalable_config l1cfg = cfg;
     l1cfg.expandable = memory_first;
     const size_t vm = memory_first && props.virtual_memory ? props.vm_granularity : 0;
@@ -214,7 +216,7 @@ static gm_status allocate(gm_dyn *d, size_t t, int32_t y)
 {
     gm_exec *x = &d->x;
     uint32_t s = (uint32_t)x->task_stream[t], n = x->n_streams, base = s / n * n;
-    gm_ms_block *b = gm_ms_l2_malloc(gm_ms_group_allocator(d->g[d->home[y]], s % n), d->unit_bytes[y]);
+    gm_ms_block *b = gm_ms_fast_malloc(gm_ms_group_allocator(d->g[d->home[y]], s % n), d->unit_bytes[y]);
     if (!b) {
         char name[160];
         return gm_error_set(x->err, GM_ERR_NOMEM, "run: the allocator of stream %u has no %zu bytes for '%s'", s,
@@ -226,7 +228,7 @@ static gm_status allocate(gm_dyn *d, size_t t, int32_t y)
     /* every other user's reference now, before this stream's own free could recycle it */
     for (uint32_t o = base; o < base + n; o++) {
         if (o == s || !(d->touch[y] >> o & 1)) continue;
-        gm_status st = gm_ms_access_mem_cross_stream(b, s % n, o % n, x->err);
+        gm_status st = gm_ms_fast_access(b, s % n, o % n, x->err);
         if (st != GM_OK) return st;
         x->stats->alloc.cross_stream_accesses++;
     }
@@ -306,7 +308,7 @@ static gm_status launch(gm_dyn *d, size_t t)
     if (st == GM_OK) st = run_enter(d, t);
     uint32_t s = (uint32_t)d->x.task_stream[t] % d->x.n_streams; /* the group's stream number */
     for (size_t i = d->free_base[t]; i < d->free_base[t + 1] && st == GM_OK; i++)
-        gm_ms_block_free(d->block[d->frees[i]], s);
+        gm_ms_fast_free(d->block[d->frees[i]], s);
     return st;
 }
 
@@ -319,7 +321,7 @@ static gm_status send(gm_dyn *d, size_t t)
     gm_status st = GM_OK;
     gm_ms_group *g = d->g[gm_exec_task_device(x, t)];
     for (size_t p = d->pay_base[t]; p < d->pay_base[t + 1] && st == GM_OK; p++)
-        st = gm_ms_send_event(g, &d->pay[p], x->err);
+        st = gm_ms_fast_send(g, &d->pay[p], x->err);
     if (st == GM_OK) st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
     x->stats->events_recorded++;
     return st;
@@ -338,7 +340,7 @@ static void apply(gm_dyn *d, uint32_t src, uint32_t dst, int64_t upto_seq)
         int32_t t = d->pair_task[d->pair_base[pair] + *cur];
         if (x->task_seq[t] > upto_seq) break;
         uint64_t below = d->dst_mask[t] & ((1ull << dst) - 1);
-        gm_ms_wait_event(g, &d->pay[d->pay_base[t] + (size_t)__builtin_popcountll(below)]);
+        gm_ms_fast_wait(g, &d->pay[d->pay_base[t] + (size_t)__builtin_popcountll(below)]);
     }
 }
 

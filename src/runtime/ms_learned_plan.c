@@ -7,6 +7,18 @@
 #include "runtime/ms_internal.h"
 #include "util/alloc.h"
 
+/* What every cursor points at while no plan answers (and a stream the group does not have always):
+ * a call that matches no call's word, so that a hit needs no test of the mode first. */
+static const uint64_t no_call = GM_PLAN_END;
+
+/* Each stream's cursor to its sequence's start on a plan, else to no_call (the cursors of the
+ * streams the group does not have stay there from gm_ms_plan_init). */
+static void point_cursors(gm_ms_plan *p)
+{
+    const bool on = p->mode == GM_MS_PLAN_ON;
+    for (uint32_t s = 0; s < p->n; s++) p->at[s] = on ? p->seq[s] : &no_call;
+}
+
 void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
                      int (*order)(void *, uint32_t, uint32_t), void *order_ctx)
 {
@@ -18,6 +30,7 @@ void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, s
     p->order_ctx = order_ctx;
     p->iter = 1;
     p->mode = GM_MS_PLAN_RECORD;
+    for (uint32_t s = 0; s < GM_MAX_STREAMS; s++) p->at[s] = &no_call;
 }
 
 /* ---- recording ------------------------------------------------------------------------------ */
@@ -72,7 +85,8 @@ void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint
 
 void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    log_op(p, GM_PLAN_WAIT, dst, gm_ms_plan_wait_arg(p, src, send_no, send_iter));
+    log_op(p, GM_PLAN_WAIT, dst, gm_ms_plan_wait_arg(p, src, send_no, *send_iter));
+    *send_iter = 0; /* consumed */
 }
 
 /* ---- replay --------------------------------------------------------------------------------- */
@@ -80,6 +94,7 @@ void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t 
 void gm_ms_plan_depart(gm_ms_plan *p)
 {
     p->mode = GM_MS_PLAN_OFF;
+    point_cursors(p);
     p->st.departures++;
     p->relearns++;
 }
@@ -162,6 +177,7 @@ static void give_up(gm_ms_plan *p)
     p->log = NULL, p->slots = NULL;
     p->caplog = p->capslots = 0;
     p->mode = GM_MS_PLAN_NONE;
+    point_cursors(p);
     p->st.gave_up = true;
 }
 
@@ -179,6 +195,7 @@ static bool make_blocks(gm_ms_plan *p, gm_ms_group *g)
         b->birth_stream = s->stream;
         b->type = GM_MS_PLANNED;
         b->plan_slot = (uint32_t)j;
+        b->plan = p;
         s->block = b;
         s->refs = 0;
         s->freed_iter = 0;
@@ -212,7 +229,7 @@ static void next_iteration(gm_ms_plan *p)
     p->iter = p->iter == UINT32_MAX ? 1 : p->iter + 1;
     memset(p->cur, 0, p->n * sizeof *p->cur);
     p->stand_ins_now = 0;
-    for (uint32_t s = 0; p->calls && s < p->n; s++) p->at[s] = p->seq[s];
+    point_cursors(p);
 }
 
 /* The sync of every stream that must come before memory the device may still use leaves. */

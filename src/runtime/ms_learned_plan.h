@@ -109,7 +109,8 @@ typedef struct gm_ms_plan {
     uint64_t *calls;     /* every stream's sequence, op | arg << 3, one after another (NULL: no plan) */
     const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
     const uint64_t *at[GM_MAX_STREAMS];  /* per stream: the next expected call (replay; in the struct:
-                                            one load less on every call) */
+                                            one load less on every call); while no plan answers,
+                                            a word no call matches (ms_learned_plan.c) */
     uint32_t cur[GM_MAX_STREAMS];        /* per stream: the calls recorded so far (recording) */
     uint32_t *guards;    /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
     void *region;
@@ -146,31 +147,52 @@ void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b);
 /* Replay, inline (the answer is a few loads and a compare; these run for every call of every
  * iteration). Each says whether the call kept to the plan and was answered by it; false left
  * the plan for the rest of the iteration, and the caller serves the call dynamically. */
-static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t want)
+/* The call keeps to stream's sequence: the cursor moves on. False changes nothing. */
+static inline bool gm_ms_plan_hit(gm_ms_plan *p, uint32_t stream, uint64_t want)
 {
     const uint64_t *at = p->at[stream];
-    if (__builtin_expect(*at != want, 0)) {
-        gm_ms_plan_depart(p);
-        return false;
-    }
+    if (__builtin_expect(*at != want, 0)) return false;
     p->at[stream] = at + 1;
     return true;
 }
 
-static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, size_t size)
+static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t want)
+{
+    if (gm_ms_plan_hit(p, stream, want)) return true;
+    gm_ms_plan_depart(p);
+    return false;
+}
+
+/* The plain planned malloc (the recorded size, no guards): its block, or NULL (the caller's
+ * gm_ms_plan_malloc_slow decides). */
+static inline gm_ms_block *gm_ms_plan_malloc_hit(gm_ms_plan *p, uint32_t stream, size_t size)
 {
     const uint64_t next = *p->at[stream];
-    if ((next & 7) == GM_PLAN_ALLOC) {
-        gm_ms_plan_slot *s = &p->slots[next >> 3];
-        if (s->req == size && !s->nguards) {
-            p->at[stream]++;
-            s->refs = 1;
-            p->out++;
-            p->st.planned_mallocs++;
-            return s->block;
-        }
+    if ((next & 7) != GM_PLAN_ALLOC) return NULL;
+    gm_ms_plan_slot *s = &p->slots[next >> 3];
+    if (s->req != size || s->nguards) return NULL;
+    p->at[stream]++;
+    s->refs = 1;
+    p->out++;
+    p->st.planned_mallocs++;
+    return s->block;
+}
+
+static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, size_t size)
+{
+    gm_ms_block *b = gm_ms_plan_malloc_hit(p, stream, size);
+    return b ? b : gm_ms_plan_malloc_slow(p, stream, size);
+}
+
+/* A planned block's references: taken (GM_PLAN_ACCESS) or dropped (GM_PLAN_FREE). */
+static inline void gm_ms_plan_count_ref(gm_ms_plan *p, uint32_t slot, gm_ms_plan_op op)
+{
+    gm_ms_plan_slot *s = &p->slots[slot];
+    if (op == GM_PLAN_ACCESS) s->refs++;
+    else if (s->refs && --s->refs == 0) {
+        p->out--;
+        s->freed_iter = p->iter;
     }
-    return gm_ms_plan_malloc_slow(p, stream, size);
 }
 
 /* What a wait learns: the send it stands for (its place in src's sequence), or nothing. As the
@@ -178,11 +200,9 @@ static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, siz
  * device wait may be on that record, which orders only what src did before it. The wait
  * consumes it (*send_iter = 0); a payload sent in an earlier iteration brings nothing. */
 #define GM_PLAN_NOTHING (UINT64_MAX >> 3)
-static inline uint64_t gm_ms_plan_wait_arg(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t *send_iter)
+static inline uint64_t gm_ms_plan_wait_arg(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t send_iter)
 {
-    const uint64_t arg = *send_iter == p->iter ? (uint64_t)src << 32 | send_no : GM_PLAN_NOTHING;
-    *send_iter = 0;
-    return arg;
+    return send_iter == p->iter ? (uint64_t)src << 32 | send_no : GM_PLAN_NOTHING;
 }
 
 static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32_t *send_no, uint32_t *send_iter)
@@ -192,17 +212,35 @@ static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32
     *send_iter = p->iter;
 }
 
+/* A send or a wait that keeps to the plan: answered (true), else nothing changed (false). */
+static inline bool gm_ms_plan_send_hit(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+{
+    const uint64_t *at = p->at[src];
+    if (!gm_ms_plan_hit(p, src, GM_PLAN_SEND)) return false;
+    gm_ms_plan_mark_send(p, (uint32_t)(at - p->seq[src]), send_no, send_iter);
+    return true;
+}
+
+static inline bool gm_ms_plan_wait_hit(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
+{
+    if (!gm_ms_plan_hit(p, dst, GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, *send_iter) << 3)) return false;
+    *send_iter = 0; /* the wait consumed it */
+    return true;
+}
+
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    const uint32_t at = (uint32_t)(p->at[src] - p->seq[src]);
-    if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
-    gm_ms_plan_mark_send(p, at, send_no, send_iter);
-    return true;
+    if (gm_ms_plan_send_hit(p, src, send_no, send_iter)) return true;
+    gm_ms_plan_depart(p);
+    return false;
 }
 
 static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    return gm_ms_plan_expect(p, dst, GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, send_iter) << 3);
+    if (gm_ms_plan_wait_hit(p, src, dst, send_no, send_iter)) return true;
+    *send_iter = 0;
+    gm_ms_plan_depart(p);
+    return false;
 }
 
 /* Stream takes (op GM_PLAN_ACCESS) or drops (GM_PLAN_FREE) a reference to b: checked against
@@ -214,12 +252,7 @@ static inline bool gm_ms_plan_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream
     const uint64_t want = op | (uint64_t)b->plan_slot << 3;
     if (b->type == GM_MS_PLANNED) { /* first: every call of an iteration on the plan comes here */
         if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, stream, want);
-        gm_ms_plan_slot *s = &p->slots[b->plan_slot];
-        if (op == GM_PLAN_ACCESS) s->refs++;
-        else if (s->refs && --s->refs == 0) {
-            p->out--;
-            s->freed_iter = p->iter;
-        }
+        gm_ms_plan_count_ref(p, b->plan_slot, op);
         return false;
     }
     if (p->mode == GM_MS_PLAN_ON) {

@@ -23,6 +23,13 @@ void gm_scalable_config_default(gm_scalable_config *c, size_t device_total)
     if (device_total) c->total_threshold = (size_t)((double)device_total * 0.95);
 }
 
+void gm_scalable_config_memory_first(gm_scalable_config *c)
+{
+    c->page_shift = GM_MEMORY_FIRST_PAGE_SHIFT;
+    const size_t half = ((size_t)1 << c->page_shift) / 2;
+    if (c->small_block_max > half) c->small_block_max = half;
+}
+
 int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib)
 {
     double bytes = gib * (double)GM_GIB;

@@ -58,6 +58,14 @@ typedef struct gm_scalable_config {
  * 10240 spans a layer; unsplittable 16 GiB; uncacheable 16 GiB (<= 32 GiB device) or 32 GiB; and,
  * not GE's, small blocks up to half a page carved out of shared pages in the L2 pools. */
 void gm_scalable_config_default(gm_scalable_config *c, size_t device_total);
+/* Not GE's: the memory-first modes' page (gm_ms_config.recycle_before_growth with an expandable
+ * L1). GE's 64 KiB page rounds every span up to it, and an L2 pool holds whole pages: a graph
+ * whose live tensors come to 107 KiB (control_flow) holds two pages, 1.20 x its peak, at the
+ * least. 4 KiB — a host page, and the smallest map of the expandable L1 on a host device (a
+ * device mapping coarser granules maps several pages at a time, scalable_expandable.c) — bounds
+ * that rounding by 4 KiB a pool. Small blocks are carved out of shared pages up to half a page. */
+#define GM_MEMORY_FIRST_PAGE_SHIFT 12
+void gm_scalable_config_memory_first(gm_scalable_config *c);
 /* GE's ge.experiment.memory_pool_threshold (GiB): must lie in (0, current threshold]. 0 or -1. */
 int gm_scalable_config_set_pool_threshold_gib(gm_scalable_config *c, double gib);
 
