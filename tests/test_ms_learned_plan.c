@@ -267,6 +267,7 @@ typedef struct runner {
     uint64_t ev_clock[MAXOPS][MAXS];
     uint64_t rng;
     uint64_t coin;      /* which of each call's two forms runs: the call or its in-line fast path */
+    size_t grow;        /* added to every malloc of the iteration (its shape: a dynamic batch) */
     void *addr[MAXB];   /* where each block was handed out, the last time */
     bool planned[MAXB]; /* and whether the plan did */
     long fail_at_end;   /* >= 0: allocations fail from that many on, in the iteration's LastWaitEvents */
@@ -311,7 +312,7 @@ static void run_op(runner *ru, iter_state *it, const op *o, size_t bump)
     const bool fast = rnd(&ru->coin) & 1; /* ms_fast_path.h must answer as the call does */
     switch (o->kind) {
     case OP_MALLOC: {
-        const size_t size = o->size + bump;
+        const size_t size = o->size + bump + ru->grow;
         gm_ms_block *b = fast ? gm_ms_fast_malloc(al(st, s), size) : gm_ms_l2_malloc(al(st, s), size);
         assert_non_null(b);
         tick(m, s);
@@ -412,19 +413,22 @@ static size_t first_malloc(const script *sc)
 
 /* ---- tests -------------------------------------------------------------------------------- */
 
-/* Many scripts, streams and modes; now and then one malloc of an iteration asks for more. */
+/* Many scripts, streams and modes; half of them in three shapes mixed at random (every malloc of
+ * an iteration larger by 0, 1 or 2 alignments); now and then one malloc of an iteration asks for
+ * more. */
 static void test_random_iterations_never_reuse_early(void **state)
 {
     (void)state;
     static script sc;
     static runner ru;
-    size_t iterations = 0, on = 0, departures = 0, planned = 0, orders = 0, learned = 0, stand_ins = 0;
+    size_t iterations = 0, on = 0, departures = 0, planned = 0, orders = 0, learned = 0, stand_ins = 0, switches = 0;
     for (uint64_t seed = 1; seed <= 24; seed++) {
         const uint32_t n = (uint32_t)(1 + seed % MAXS);
         const int mode = (int)(seed % 3);
         make_script(&sc, n, seed, 300 + seed * 20);
         runner_open(&ru, &sc, mode, seed);
         for (int k = 0; k < 12; k++) {
+            ru.grow = seed % 2 ? 0 : rnd(&ru.rng) % 3 * GM_MS_PLAN_ALIGN; /* three shapes, mixed */
             size_t bumped = SIZE_MAX;
             if (k == 5 || (k > 6 && rnd(&ru.rng) % 8 == 0)) { /* a departure, somewhere in the iteration */
                 size_t pick = rnd(&ru.rng) % sc.nops;
@@ -436,18 +440,19 @@ static void test_random_iterations_never_reuse_early(void **state)
         }
         gm_ms_plan_stats ps = plan_stats(&ru.st);
         on += ps.iterations_on, departures += ps.departures, learned += ps.learned;
-        orders += ps.orders, stand_ins += ps.stand_ins;
+        orders += ps.orders, stand_ins += ps.stand_ins, switches += ps.switches;
         planned += ru.m->planned;
         runner_close(&ru);
     }
     printf("learned plan: %zu iterations, %zu on a plan, %zu departures, %zu plans learned, %zu blocks handed out "
-           "from plans, %zu internal dependencies added by planned mallocs, %zu stand-ins\n",
-           iterations, on, departures, learned, planned, orders, stand_ins);
+           "from plans, %zu internal dependencies added by planned mallocs, %zu stand-ins, %zu switches of shape\n",
+           iterations, on, departures, learned, planned, orders, stand_ins, switches);
     assert_true(on > iterations / 2); /* the plans served most iterations */
     assert_true(departures >= 24);    /* every script departed at least once */
     assert_true(learned > 24);        /* and learned again */
     assert_true(orders > 0);          /* the second packing rule ran and held */
     assert_true(stand_ins > 0);       /* and its guards failed where the host interleaved otherwise */
+    assert_true(switches > 12);       /* iterations of the shapes the plans knew took them up */
 }
 
 /* The plan's blocks stay where they were packed, iteration after iteration, whatever the host's
@@ -479,22 +484,157 @@ static void test_plan_keeps_addresses(void **state)
     assert_int_equal(ps.planned_mallocs, 4u * sc.nblocks);
     assert_int_equal(ru.st.dev.live_bytes, (ps.region_bytes + FAKE_PAGE - 1) / FAKE_PAGE * FAKE_PAGE);
 
-    /* a call the plan does not expect at the start of an iteration: dynamic from there on */
+    /* an iteration of another shape from its first call: served dynamically and learned too */
     const size_t m0 = first_malloc(&sc);
     gm_ms_block *b = gm_ms_l2_malloc(al(&ru.st, sc.ops[m0].stream), 1);
     assert_non_null(b);
     assert_int_not_equal(b->type, GM_MS_PLANNED);
     gm_ms_block_free(b, sc.ops[m0].stream);
-    gm_ms_last_wait_events(ru.st.g); /* the region goes; the next iteration is recorded */
+    gm_ms_last_wait_events(ru.st.g);
     ps = plan_stats(&ru.st);
     assert_int_equal(ps.departures, 1);
-    assert_int_equal(ps.region_bytes, 0);
+    assert_int_equal(ps.learned, 2);
+    assert_int_equal(ps.shapes, 2);
+    /* the script's shape again: its plan takes over at the first call, and keeps its addresses */
     run_iteration(&ru, SIZE_MAX);
+    for (uint16_t k = 0; k < sc.nblocks; k++) assert_ptr_equal(ru.addr[k], first[k]);
+    b = gm_ms_l2_malloc(al(&ru.st, sc.ops[m0].stream), 1); /* and the other one, from the region too */
+    assert_int_equal(b->type, GM_MS_PLANNED);
+    gm_ms_block_free(b, sc.ops[m0].stream);
+    gm_ms_last_wait_events(ru.st.g);
     run_iteration(&ru, SIZE_MAX);
     ps = plan_stats(&ru.st);
     assert_int_equal(ps.learned, 2);
-    assert_int_equal(ps.iterations_on, 5);
+    assert_int_equal(ps.departures, 1);
+    assert_int_equal(ps.switches, 3);
+    assert_int_equal(ps.iterations_on, 7);
+    assert_int_equal(ru.st.dev.live_bytes, (ps.region_bytes + FAKE_PAGE - 1) / FAKE_PAGE * FAKE_PAGE);
     runner_close(&ru);
+}
+
+/* One step of a graph with a dynamic batch on two streams, as the executor makes it: a start
+ * event, then blocks whose sizes follow the batch, the second stream reading the first's. */
+static void batch_step(stack *st, gm_ms_event_payload *start, gm_ms_event_payload *done, size_t batch, void **where)
+{
+    gm_error err;
+    assert_int_equal(gm_ms_send_event(st->g, start, &err), GM_OK);
+    gm_ms_wait_event(st->g, start);
+    gm_ms_block *a = gm_ms_l2_malloc(al(st, 0), 1000 * batch);
+    gm_ms_block *b = gm_ms_l2_malloc(al(st, 1), 3000 * batch);
+    assert_int_equal(gm_ms_access_mem_cross_stream(a, 0, 1, &err), GM_OK);
+    gm_ms_block_free(a, 0);
+    gm_ms_block *c = gm_ms_l2_malloc(al(st, 0), 2000 * batch);
+    gm_ms_block_free(a, 1);
+    gm_ms_block_free(b, 1);
+    assert_int_equal(gm_ms_send_event(st->g, done, &err), GM_OK);
+    gm_ms_wait_event(st->g, done);
+    gm_ms_block_free(c, 0);
+    gm_ms_last_wait_events(st->g);
+    where[0] = gm_ms_block_addr(a), where[1] = gm_ms_block_addr(b), where[2] = gm_ms_block_addr(c);
+}
+
+/* Iterations of three shapes in a random mix: each is learned at its first appearance (its own
+ * iteration recorded from the start), and from then on the plan of the shape an iteration takes
+ * answers it, its blocks where they were, all in one region; a shape seen again is the same plan.
+ * Shapes that keep coming new fill the places (the least recently used goes) and then give up. */
+static void test_shapes_of_a_dynamic_batch(void **state)
+{
+    (void)state;
+    model *m = fresh_model(2);
+    stack st;
+    stack_open(&st, 2, MODE_GE, m);
+    gm_ms_event_payload start, done;
+    gm_ms_event_payload_init(&start, 0, 1);
+    gm_ms_event_payload_init(&done, 1, 0);
+    const size_t batches[3] = {1, 2, 4};
+    void *first[3][3] = {{0}}, *where[3];
+    bool seen[3] = {false};
+    uint64_t r = 7;
+    for (int k = 0; k < 40; k++) {
+        const int i = k < 3 ? k : (int)(rnd(&r) % 3);
+        batch_step(&st, &start, &done, batches[i], where);
+        if (k >= 3 && !seen[i]) memcpy(first[i], where, sizeof where), seen[i] = true;
+        if (k >= 3) assert_memory_equal(first[i], where, sizeof where);
+    }
+    gm_ms_plan_stats ps = plan_stats(&st);
+    assert_int_equal(ps.learned, 3);
+    assert_int_equal(ps.shapes, 3);
+    assert_int_equal(ps.departures, 2); /* the first iterations of batches 2 and 4 */
+    assert_int_equal(ps.iterations_on, 40 - 3);
+    assert_true(ps.switches > 10);
+    assert_int_equal(ps.planned_mallocs, 3 * (40 - 3));
+    assert_true(ps.region_bytes >= 6000 * 4 && ps.region_bytes <= 6000 * 4 + 3 * GM_MS_PLAN_ALIGN);
+    assert_int_equal(st.dev.live_bytes, (ps.region_bytes + FAKE_PAGE - 1) / FAKE_PAGE * FAKE_PAGE);
+    /* new shapes, one after another */
+    for (size_t b = 8; b <= 64; b *= 2) batch_step(&st, &start, &done, b, where);
+    ps = plan_stats(&st);
+    assert_false(ps.gave_up);
+    assert_int_equal(ps.shapes, GM_MS_PLAN_SHAPES);
+    assert_int_equal(ps.learned, 7);
+    batch_step(&st, &start, &done, 128, where);
+    ps = plan_stats(&st);
+    assert_true(ps.gave_up);
+    assert_int_equal(ps.shapes, 0);
+    assert_int_equal(ps.region_bytes, 0);
+    gm_ms_event_payload_fini(&start);
+    gm_ms_event_payload_fini(&done);
+    stack_close(&st);
+}
+
+/* Another shape takes over only if it began with the very calls made so far: here stream 1's
+ * first wait stands for an earlier send than in shape D, where Y may take X's bytes because of
+ * it. Taking D over would hand Y X's bytes while X is live. */
+static void c_step(stack *st, gm_ms_event_payload *q)
+{
+    gm_error err;
+    assert_int_equal(gm_ms_send_event(st->g, q, &err), GM_OK);
+    gm_ms_wait_event(st->g, q);
+    gm_ms_block *z = gm_ms_l2_malloc(al(st, 0), 5000);
+    gm_ms_block_free(z, 0);
+    gm_ms_last_wait_events(st->g);
+}
+
+static void test_switch_needs_the_same_start(void **state)
+{
+    (void)state;
+    model *m = fresh_model(2);
+    stack st;
+    stack_open(&st, 2, MODE_GE, m);
+    gm_ms_event_payload p, q;
+    gm_ms_event_payload_init(&p, 0, 1);
+    gm_ms_event_payload_init(&q, 0, 1);
+    gm_error err;
+    /* shape D: s0 sends p, has X, sends q after freeing it; s1 waits for q and has Y (may share) */
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(gm_ms_send_event(st.g, &p, &err), GM_OK);
+        gm_ms_block *x = gm_ms_l2_malloc(al(&st, 0), 1000);
+        gm_ms_block_free(x, 0);
+        assert_int_equal(gm_ms_send_event(st.g, &q, &err), GM_OK);
+        gm_ms_wait_event(st.g, &q);
+        gm_ms_block *y = gm_ms_l2_malloc(al(&st, 1), 1000);
+        if (k) assert_ptr_equal(gm_ms_block_addr(x), gm_ms_block_addr(y)); /* D shares them */
+        gm_ms_block_free(y, 1);
+        gm_ms_last_wait_events(st.g);
+    }
+    /* shape C: s0 sends q, s1 waits for it, s0 has Z */
+    c_step(&st, &q);
+    c_step(&st, &q);
+    gm_ms_plan_stats ps = plan_stats(&st);
+    assert_int_equal(ps.shapes, 2);
+    assert_int_equal(ps.iterations_on, 2);
+    /* C's start, then s0 has X and s1 has Y at once: no plan may answer */
+    assert_int_equal(gm_ms_send_event(st.g, &q, &err), GM_OK);
+    gm_ms_wait_event(st.g, &q);
+    gm_ms_block *x = gm_ms_l2_malloc(al(&st, 0), 1000);
+    gm_ms_block *y = gm_ms_l2_malloc(al(&st, 1), 1000);
+    assert_ptr_not_equal(gm_ms_block_addr(x), gm_ms_block_addr(y));
+    gm_ms_block_free(x, 0);
+    gm_ms_block_free(y, 1);
+    gm_ms_last_wait_events(st.g);
+    assert_int_equal(plan_stats(&st).switches, 0);
+    gm_ms_event_payload_fini(&p);
+    gm_ms_event_payload_fini(&q);
+    stack_close(&st);
 }
 
 /* A planned block that outlives its iteration keeps the region until it is freed; only then is
@@ -529,14 +669,21 @@ static void test_departures_and_giving_up(void **state)
     gm_ms_block_free(y, 0);
     gm_ms_last_wait_events(st.g);
     assert_int_equal(plan_stats(&st).region_bytes, 0); /* gone now */
-    /* iterations 4..: each recorded iteration is followed by one that departs */
-    for (int k = 0; k < GM_MS_PLAN_RELEARNS; k++) {
+    /* iterations 4..: each recorded iteration is followed by one that departs after it had a
+     * block from the plan (no other shape can take over then); iteration 2's departure was the
+     * first in the row */
+    for (int k = 0; k < GM_MS_PLAN_RELEARNS - 1; k++) {
         x = gm_ms_l2_malloc(a, 8192);
+        y = gm_ms_l2_malloc(a, 4096);
         gm_ms_block_free(x, 0);
+        gm_ms_block_free(y, 0);
         gm_ms_last_wait_events(st.g); /* recorded */
-        x = gm_ms_l2_malloc(a, 8192 + 512 * (size_t)(k + 1));
-        assert_int_not_equal(x->type, GM_MS_PLANNED);
+        x = gm_ms_l2_malloc(a, 8192);
+        y = gm_ms_l2_malloc(a, 4096 + 512 * (size_t)(k + 1));
+        assert_int_equal(x->type, GM_MS_PLANNED);
+        assert_int_not_equal(y->type, GM_MS_PLANNED);
         gm_ms_block_free(x, 0);
+        gm_ms_block_free(y, 0);
         gm_ms_last_wait_events(st.g); /* departed */
     }
     ps = plan_stats(&st);
@@ -564,7 +711,8 @@ static void test_fast_paths_answer_only_on_the_plan(void **state)
     gm_ms_event_payload_init(&bad, 0, 9);
     gm_error err;
     for (int k = 0; k < 4; k++) {
-        const bool on = k == 1 || k == 2; /* 0 is recorded; 3 departs at its first malloc */
+        const bool on = k == 1 || k == 2; /* 0 is recorded; 3 is of another shape from its first
+                                             malloc: recorded as a new one */
         gm_ms_block *x = gm_ms_fast_malloc(al(&st, 0), k == 3 ? 8192 : 4096);
         assert_non_null(x);
         assert_int_equal(x->type == GM_MS_PLANNED, on);
@@ -579,7 +727,7 @@ static void test_fast_paths_answer_only_on_the_plan(void **state)
         gm_ms_fast_free(x, 1);
         gm_ms_last_wait_events(st.g);
         gm_ms_plan_stats ps = plan_stats(&st);
-        assert_int_equal(ps.learned, 1);
+        assert_int_equal(ps.learned, k == 3 ? 2 : 1);
         assert_int_equal(ps.iterations_on, k >= 2 ? 2 : (size_t)k);
         assert_int_equal(ps.departures, k == 3);
         assert_int_equal(ps.planned_mallocs, k >= 2 ? 2 : (size_t)k);
@@ -779,6 +927,8 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_iterations_never_reuse_early),
                                        cmocka_unit_test(test_plan_keeps_addresses),
                                        cmocka_unit_test(test_departures_and_giving_up),
+                                       cmocka_unit_test(test_shapes_of_a_dynamic_batch),
+                                       cmocka_unit_test(test_switch_needs_the_same_start),
                                        cmocka_unit_test(test_fast_paths_answer_only_on_the_plan),
                                        cmocka_unit_test(test_unplannable_recordings),
                                        cmocka_unit_test(test_wait_stands_for_the_first_send),

@@ -169,7 +169,7 @@ bool gm_ms_news_in_flight(const gm_ms_group *g, uint32_t src, uint32_t dst) { re
 void gm_ms_last_wait_events(gm_ms_group *g)
 {
     if (g->plan && gm_ms_plan_quiet(g->plan)) { /* nothing dynamic happened since the last one */
-        gm_ms_plan_iteration_end(g->plan, g);
+        gm_ms_plan_iteration_end(g->plan);
         return;
     }
     for (uint32_t s = 0; s < g->n; s++) {
@@ -198,7 +198,7 @@ void gm_ms_last_wait_events(gm_ms_group *g)
     if (!g->recycle_before_growth)
         for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
     gm_ms_epochs_join(g);
-    if (g->plan) gm_ms_plan_iteration_end(g->plan, g);
+    if (g->plan) gm_ms_plan_iteration_end(g->plan);
 }
 
 gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t dst, gm_error *err)

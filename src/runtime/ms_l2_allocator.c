@@ -169,7 +169,7 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
             gm_ms_group_destroy(g);
             return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
         }
-        gm_ms_plan_init(g->plan, g->n, l1, (size_t)1 << cfg->l2.page_shift, cfg->order, cfg->order_ctx);
+        gm_ms_plan_init(g->plan, g, l1, (size_t)1 << cfg->l2.page_shift);
     }
     *out = g;
     return GM_OK;

@@ -19,15 +19,15 @@ static void point_cursors(gm_ms_plan *p)
     for (uint32_t s = 0; s < p->n; s++) p->at[s] = on ? p->seq[s] : &no_call;
 }
 
-void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
-                     int (*order)(void *, uint32_t, uint32_t), void *order_ctx)
+void gm_ms_plan_init(gm_ms_plan *p, gm_ms_group *g, const gm_mem_source *l1, size_t page)
 {
     memset(p, 0, sizeof *p);
-    p->n = streams;
+    p->g = g;
+    p->n = g->n;
     p->l1 = *l1;
     p->page = page;
-    p->order = order;
-    p->order_ctx = order_ctx;
+    p->order = g->order;
+    p->order_ctx = g->order_ctx;
     p->iter = 1;
     p->mode = GM_MS_PLAN_RECORD;
     for (uint32_t s = 0; s < GM_MAX_STREAMS; s++) p->at[s] = &no_call;
@@ -115,11 +115,23 @@ static bool add_orders(gm_ms_plan *p, const gm_ms_plan_slot *s)
     return true;
 }
 
-gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
+/* The slot stream's next call mallocs, if it asks for size. */
+static gm_ms_plan_slot *expected_slot(gm_ms_plan *p, uint32_t stream, size_t size)
 {
     const uint64_t next = *p->at[stream];
     gm_ms_plan_slot *s = (next & 7) == GM_PLAN_ALLOC ? &p->slots[next >> 3] : NULL;
-    if (!s || s->req != size) return gm_ms_plan_depart(p), NULL;
+    return s && s->req == size ? s : NULL;
+}
+
+gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
+{
+    gm_ms_plan_slot *s = expected_slot(p, stream, size);
+    if (!s && gm_ms_plan_miss(p, stream, GM_PLAN_ALLOC, size)) s = expected_slot(p, stream, size); /* another shape's */
+    if (!s) {
+        if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_depart(p);
+        return NULL;
+    }
+    if (!s->nguards) return gm_ms_plan_malloc_hit(p, stream, size);
     /* a block placed by the second rule (ms_plan_pack.c): the blocks it shares with must be gone
      * on the host by now, and its stream ordered after the streams that released them; where
      * not, the dynamic allocator serves this one malloc, and its place in the region stays empty
@@ -127,7 +139,7 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
     p->at[stream]++;
     if (!guards_hold(p, s) || !add_orders(p, s)) {
         s->freed_iter = p->iter;
-        p->stand_in = (uint32_t)(next >> 3) + 1;
+        p->stand_in = (uint32_t)(s - p->slots) + 1;
         p->st.stand_ins++, p->stand_ins_now++;
         return NULL;
     }
@@ -149,17 +161,6 @@ void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b)
 
 /* ---- iterations ----------------------------------------------------------------------------- */
 
-static void drop_plan(gm_ms_plan *p)
-{
-    for (size_t j = 0; j < p->nslots; j++) gm_free(p->slots[j].block);
-    gm_free(p->calls);
-    gm_free(p->guards);
-    p->calls = NULL, p->guards = NULL;
-    p->nslots = p->nlog = 0;
-    p->out = 0;
-    p->st.blocks = p->st.dependent_blocks = 0;
-}
-
 static void give_region_back(gm_ms_plan *p)
 {
     if (!p->region) return;
@@ -168,58 +169,59 @@ static void give_region_back(gm_ms_plan *p)
     p->region_bytes = p->st.region_bytes = 0;
 }
 
+/* The recording starts afresh (the shapes own their slots). */
+static void begin_recording(gm_ms_plan *p)
+{
+    if (p->capslots) gm_free(p->slots);
+    p->slots = NULL;
+    p->nslots = p->capslots = p->nlog = 0;
+    p->spoiled = false;
+    p->mode = GM_MS_PLAN_RECORD;
+    point_cursors(p);
+}
+
 static void give_up(gm_ms_plan *p)
 {
     give_region_back(p);
-    drop_plan(p);
+    gm_ms_plan_drop_shapes(p);
+    begin_recording(p);
     gm_free(p->log);
-    gm_free(p->slots);
-    p->log = NULL, p->slots = NULL;
-    p->caplog = p->capslots = 0;
+    p->log = NULL, p->caplog = 0;
+    p->out = 0;
     p->mode = GM_MS_PLAN_NONE;
-    point_cursors(p);
     p->st.gave_up = true;
 }
 
-/* A wrapper per slot, typed GM_MS_PLANNED, whose span gives its address. */
-static bool make_blocks(gm_ms_plan *p, gm_ms_group *g)
+/* The region for every shape: the pools' idle memory given back and L1 trimmed first, so that
+ * what L1 held for the recorded iteration serves it. */
+static bool take_region(gm_ms_plan *p)
 {
-    for (size_t j = 0; j < p->nslots; j++) {
-        gm_ms_plan_slot *s = &p->slots[j];
-        gm_ms_block *b = gm_ms_block_new(p->n);
-        if (!b) return false;
-        s->span = (gm_span){.addr = (uintptr_t)p->region + s->offset, .pages = 0};
-        b->mem = &s->span;
-        b->size = s->bytes;
-        b->birth = g->alloc[s->stream];
-        b->birth_stream = s->stream;
-        b->type = GM_MS_PLANNED;
-        b->plan_slot = (uint32_t)j;
-        b->plan = p;
-        s->block = b;
-        s->refs = 0;
-        s->freed_iter = 0;
-        if (s->order_mask) p->st.dependent_blocks++;
-    }
-    p->st.blocks = p->nslots;
-    return true;
-}
-
-/* The recording is whole: pack it, take the region (the pools' idle memory given back and L1
- * trimmed first, so that what it held for the recorded iteration serves the region), make the
- * wrappers. False: no plan (the caller gives up). */
-static bool activate(gm_ms_plan *p, gm_ms_group *g)
-{
-    gm_error err;
-    if (!p->nslots || gm_ms_plan_pack(p, &err) != GM_OK) return false;
-    for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
+    size_t bytes = 0;
+    for (uint32_t j = 0; j < p->nshapes; j++)
+        if (p->shape[j].height > bytes) bytes = p->shape[j].height;
+    for (uint32_t s = 0; s < p->n; s++) gm_ms_l2_recycle_free_mem(p->g->alloc[s]);
     if (p->l1.trim) p->l1.trim(p->l1.ctx);
-    if (p->l1.alloc(p->l1.ctx, p->region_bytes, &p->region)) {
+    if (p->l1.alloc(p->l1.ctx, bytes, &p->region)) {
         p->region = NULL;
         return false;
     }
-    if (!make_blocks(p, g)) return false;
-    p->st.region_bytes = p->region_bytes;
+    p->region_bytes = p->st.region_bytes = bytes;
+    gm_ms_plan_place_shapes(p);
+    return true;
+}
+
+/* The recording is whole: pack it into a shape, add that to the others, take the region. False:
+ * no plan (the caller gives up). */
+static bool activate(gm_ms_plan *p)
+{
+    gm_error err;
+    gm_ms_plan_shape sh = {0};
+    if (!p->nslots || gm_ms_plan_pack(p, &sh, &err) != GM_OK) return false;
+    sh.slots = p->slots, sh.nslots = p->nslots;
+    p->capslots = 0; /* the shape's now */
+    const int j = gm_ms_plan_add_shape(p, &sh);
+    if (j < 0 || !take_region(p)) return false;
+    gm_ms_plan_use_shape(p, (uint32_t)j);
     p->st.learned++;
     return true;
 }
@@ -229,6 +231,8 @@ static void next_iteration(gm_ms_plan *p)
     p->iter = p->iter == UINT32_MAX ? 1 : p->iter + 1;
     memset(p->cur, 0, p->n * sizeof *p->cur);
     p->stand_ins_now = 0;
+    p->mallocs0 = p->st.planned_mallocs;
+    if (p->mode == GM_MS_PLAN_ON) p->shape[p->cur_shape].used = p->iter;
     point_cursors(p);
 }
 
@@ -252,31 +256,29 @@ static void end_on_plan(gm_ms_plan *p)
 }
 
 /* An iteration that departed ends: once no planned block is out, the region goes and the next
- * iteration is recorded, unless too many in a row departed. False: given up. */
-static bool end_off_plan(gm_ms_plan *p, gm_ms_group *g)
+ * iteration is recorded (the shapes stay), unless too many in a row departed. False: given up. */
+static bool end_off_plan(gm_ms_plan *p)
 {
     if (p->out) return true; /* planned blocks still out keep the region */
-    sync_all(g);
+    sync_all(p->g);
     give_region_back(p);
-    drop_plan(p);
     if (p->relearns >= GM_MS_PLAN_RELEARNS) {
         give_up(p);
         gm_log(GM_LOG_INFO, "learned plan: %u iterations in a row departed from their plan; the dynamic allocator serves alone",
                GM_MS_PLAN_RELEARNS);
         return false;
     }
-    p->mode = GM_MS_PLAN_RECORD;
-    p->spoiled = false;
+    begin_recording(p);
     return true;
 }
 
-void gm_ms_plan_iteration_end(gm_ms_plan *p, gm_ms_group *g)
+void gm_ms_plan_iteration_end(gm_ms_plan *p)
 {
     if (p->mode == GM_MS_PLAN_NONE) return;
     if (p->mode == GM_MS_PLAN_RECORD) {
         bool whole = !p->spoiled;
         for (size_t j = 0; whole && j < p->nslots; j++) whole = p->slots[j].refs == 0;
-        if (!whole || !activate(p, g)) {
+        if (!whole || !activate(p)) {
             give_up(p);
             return;
         }
@@ -284,15 +286,76 @@ void gm_ms_plan_iteration_end(gm_ms_plan *p, gm_ms_group *g)
     } else if (p->mode == GM_MS_PLAN_ON) {
         end_on_plan(p);
     }
-    if (p->mode == GM_MS_PLAN_OFF && !end_off_plan(p, g)) return;
+    if (p->mode == GM_MS_PLAN_OFF && !end_off_plan(p)) return;
     next_iteration(p);
+}
+
+/* ---- a call no shape expected -------------------------------------------------------------- */
+
+/* The iteration has had nothing from a plan but sends and waits: another shape may take over. */
+static bool fresh(const gm_ms_plan *p)
+{
+    return !p->out && p->st.planned_mallocs == p->mallocs0 && !p->stand_ins_now && !p->stand_in;
+}
+
+/* The calls the plan answered so far this iteration (sends and waits only: fresh) go into the
+ * log in an order the host could have made them: each wait after the send it stands for. */
+static void log_answered(gm_ms_plan *p, const uint32_t *k)
+{
+    uint32_t done[GM_MAX_STREAMS] = {0};
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (uint32_t t = 0; t < p->n; t++) {
+            while (done[t] < k[t]) {
+                const uint64_t w = p->seq[t][done[t]], arg = w >> 3;
+                const bool ready = (w & 7) == GM_PLAN_SEND || arg == GM_PLAN_NOTHING ||
+                                   done[(uint32_t)(arg >> 32)] > (uint32_t)arg;
+                if (!ready) break;
+                log_op(p, (gm_ms_plan_op)(w & 7), t, arg);
+                done[t]++, progress = true;
+            }
+        }
+    }
+    for (uint32_t t = 0; t < p->n; t++)
+        if (done[t] < k[t]) p->spoiled = true; /* cannot be: the host made them in some order */
+}
+
+/* A new shape, from its start: this iteration becomes its recording (the device synchronized,
+ * the region given back, so that the dynamic allocator may serve from the memory it had). */
+static void record_from_here(gm_ms_plan *p)
+{
+    uint32_t k[GM_MAX_STREAMS];
+    for (uint32_t t = 0; t < p->n; t++) k[t] = (uint32_t)(p->at[t] - p->seq[t]);
+    p->st.departures++;
+    p->relearns++;
+    sync_all(p->g);
+    give_region_back(p);
+    begin_recording(p);
+    log_answered(p, k); /* from the current shape's sequences, still held */
+}
+
+bool gm_ms_plan_miss(gm_ms_plan *p, uint32_t stream, uint64_t want, size_t size)
+{
+    if (p->mode == GM_MS_PLAN_ON && fresh(p)) {
+        if (gm_ms_plan_switch_shape(p, stream, want, size)) {
+            p->st.switches++;
+            return true;
+        }
+        const uint64_t op = want & 7;
+        if ((op == GM_PLAN_ALLOC || op == GM_PLAN_SEND || op == GM_PLAN_WAIT) && p->relearns < GM_MS_PLAN_SHAPES) {
+            record_from_here(p);
+            return false;
+        }
+    }
+    gm_ms_plan_depart(p);
+    return false;
 }
 
 void gm_ms_plan_fini(gm_ms_plan *p)
 {
     give_region_back(p);
-    drop_plan(p);
+    gm_ms_plan_drop_shapes(p);
+    if (p->capslots) gm_free(p->slots);
     gm_free(p->log);
-    gm_free(p->slots);
     memset(p, 0, sizeof *p);
 }

@@ -29,6 +29,11 @@
  * departures in a row it stops trying (and a recording that cannot be planned — nothing malloc'ed,
  * a block living across iterations — stops it at once).
  *
+ * Iterations of other shapes (a dynamic batch: the same calls, other sizes) are learned too, up to
+ * GM_MS_PLAN_SHAPES of them, all packed into one region (ms_plan_shapes.c): a call the current
+ * shape does not expect, made before the iteration had a block from the plan, hands the iteration
+ * to the shape that expects it, or, if none does, makes the iteration the recording of a new one.
+ *
  * Everything here runs under the group's single-threaded contract.
  */
 #ifndef GM_MS_LEARNED_PLAN_H
@@ -43,6 +48,7 @@
 #include "runtime/ms_mem_block.h"
 
 #define GM_MS_PLAN_RELEARNS 3
+#define GM_MS_PLAN_SHAPES 4  /* iterations of different shapes kept (dynamic batch), one region for all */
 #define GM_MS_PLAN_ALIGN 512 /* bytes: every planned block starts on a multiple (GE's alignment) */
 
 typedef enum gm_ms_plan_mode {
@@ -77,14 +83,29 @@ typedef struct gm_ms_plan_slot {
     gm_span span;        /* its address, for gm_ms_block_addr */
 } gm_ms_plan_slot;
 
+/* One learned iteration: its blocks and every stream's expected calls. */
+typedef struct gm_ms_plan_shape {
+    gm_ms_plan_slot *slots;  /* its blocks; its sequences name them by index */
+    size_t nslots;
+    uint64_t *calls;         /* every stream's sequence, op | arg << 3, one after another, each ended
+                                by GM_PLAN_END */
+    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
+    uint32_t *guards;        /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
+    size_t height;           /* bytes of the region it packs into */
+    size_t dependent_blocks; /* blocks whose mallocs add internal dependencies */
+    uint32_t used;           /* the iteration it last served (the least recently used goes first) */
+} gm_ms_plan_shape;
+
 typedef struct gm_ms_plan_stats {
     size_t learned;          /* plans built */
+    size_t shapes;           /* plans held now (iterations of different shapes) */
+    size_t switches;         /* iterations that began on another plan than the one before */
     size_t iterations_on;    /* iterations that kept to their plan to the end */
     size_t departures;       /* iterations that left it */
     size_t planned_mallocs;  /* mallocs answered from a plan */
     size_t stand_ins;        /* mallocs of a plan's slot served dynamically (a guard did not hold) */
     size_t orders;           /* internal dependencies the planned mallocs added */
-    size_t region_bytes;     /* the current plan's region (0: none) */
+    size_t region_bytes;     /* the plans' region (0: none) */
     size_t blocks;           /* blocks in the current plan */
     size_t dependent_blocks; /* of which mallocs add internal dependencies */
     bool gave_up;
@@ -92,6 +113,7 @@ typedef struct gm_ms_plan_stats {
 
 typedef struct gm_ms_plan {
     gm_ms_plan_mode mode;
+    struct gm_ms_group *g;
     uint32_t n;          /* streams */
     uint32_t iter;       /* iteration stamp (never 0 while a plan or a recording runs) */
     uint32_t relearns;   /* departures since the last iteration that kept to its plan */
@@ -102,28 +124,32 @@ typedef struct gm_ms_plan {
     /* the recording */
     gm_ms_plan_rec *log;
     size_t nlog, caplog;
-    gm_ms_plan_slot *slots;
+    gm_ms_plan_slot *slots; /* the recording's blocks (capslots > 0: its own array), or the current
+                               shape's */
     size_t nslots, capslots;
     bool spoiled;        /* the recording saw something a plan cannot keep */
-    /* the plan: each stream's expected calls, ended by GM_PLAN_END */
-    uint64_t *calls;     /* every stream's sequence, op | arg << 3, one after another (NULL: no plan) */
-    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
+    /* the plans, and the current one's slots, sequences and guards (copied here: one load less) */
+    gm_ms_plan_shape shape[GM_MS_PLAN_SHAPES];
+    uint32_t nshapes, cur_shape;
+    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: the current shape's sequence */
     const uint64_t *at[GM_MAX_STREAMS];  /* per stream: the next expected call (replay; in the struct:
                                             one load less on every call); while no plan answers,
                                             a word no call matches (ms_learned_plan.c) */
     uint32_t cur[GM_MAX_STREAMS];        /* per stream: the calls recorded so far (recording) */
-    uint32_t *guards;    /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
+    uint32_t *guards;    /* the current shape's guards */
     void *region;
     size_t region_bytes;
     size_t out;          /* planned blocks with references this iteration */
     uint32_t stand_in;   /* slot + 1 of the malloc the dynamic allocator is to serve now (0: none) */
     size_t stand_ins_now; /* stand-ins this iteration (0: the dynamic allocator had nothing to do) */
+    size_t mallocs0;     /* st.planned_mallocs when the iteration began */
     gm_ms_plan_stats st;
 } gm_ms_plan;
 
-/* A plan that will record the first iteration. */
-void gm_ms_plan_init(gm_ms_plan *p, uint32_t streams, const gm_mem_source *l1, size_t page,
-                     int (*order)(void *, uint32_t, uint32_t), void *order_ctx);
+/* A plan of group g's calls (its streams, its internal dependencies) that will record the first
+ * iteration. */
+struct gm_ms_group;
+void gm_ms_plan_init(gm_ms_plan *p, struct gm_ms_group *g, const gm_mem_source *l1, size_t page);
 /* Gives the region back (after a synchronize of every stream by the caller: planned blocks still
  * out are forgotten) and frees everything. */
 void gm_ms_plan_fini(gm_ms_plan *p);
@@ -137,6 +163,12 @@ void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t 
 
 /* A call the plan has no answer for (on a block from before it): the plan ends for this iteration. */
 void gm_ms_plan_depart(gm_ms_plan *p);
+/* A call on stream that the current shape does not expect (want: its word; a malloc's: GM_PLAN_ALLOC
+ * and its size). Before the iteration had a block from the plan, another shape that expects it
+ * (and the calls made so far) takes over: true, call again. Else false: the iteration departs,
+ * or, if no shape knew it from its start (a new shape), becomes the recording of a new one
+ * (ms_plan_shapes.c). */
+bool gm_ms_plan_miss(gm_ms_plan *p, uint32_t stream, uint64_t want, size_t size);
 /* A malloc whose slot adds dependencies or has guards, or that departs. */
 gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size);
 /* After a planned malloc returned NULL on the plan: b (NULL: the dynamic allocator failed) stands
@@ -158,9 +190,7 @@ static inline bool gm_ms_plan_hit(gm_ms_plan *p, uint32_t stream, uint64_t want)
 
 static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t want)
 {
-    if (gm_ms_plan_hit(p, stream, want)) return true;
-    gm_ms_plan_depart(p);
-    return false;
+    return gm_ms_plan_hit(p, stream, want) || (gm_ms_plan_miss(p, stream, want, 0) && gm_ms_plan_hit(p, stream, want));
 }
 
 /* The plain planned malloc (the recorded size, no guards): its block, or NULL (the caller's
@@ -230,16 +260,16 @@ static inline bool gm_ms_plan_wait_hit(gm_ms_plan *p, uint32_t src, uint32_t dst
 
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    if (gm_ms_plan_send_hit(p, src, send_no, send_iter)) return true;
-    gm_ms_plan_depart(p);
-    return false;
+    return gm_ms_plan_send_hit(p, src, send_no, send_iter) ||
+           (gm_ms_plan_miss(p, src, GM_PLAN_SEND, 0) && gm_ms_plan_send_hit(p, src, send_no, send_iter));
 }
 
 static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
     if (gm_ms_plan_wait_hit(p, src, dst, send_no, send_iter)) return true;
-    *send_iter = 0;
-    gm_ms_plan_depart(p);
+    const uint64_t want = GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, *send_iter) << 3;
+    if (gm_ms_plan_miss(p, dst, want, 0) && gm_ms_plan_wait_hit(p, src, dst, send_no, send_iter)) return true;
+    if (p->mode != GM_MS_PLAN_RECORD) *send_iter = 0; /* consumed (a recording's wait consumes it when logged) */
     return false;
 }
 
@@ -268,15 +298,27 @@ static inline bool gm_ms_plan_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream
  * nothing of its own to settle). */
 static inline bool gm_ms_plan_quiet(const gm_ms_plan *p) { return p->mode == GM_MS_PLAN_ON && !p->stand_ins_now; }
 
-/* LastWaitEvents (every stream joined): a whole recording becomes the plan; an iteration that
+/* LastWaitEvents (every stream joined): a whole recording becomes a plan; an iteration that
  * kept to it starts the next; one that departed gives the region back once no planned block is
  * out, and the next iteration is recorded (or, after GM_MS_PLAN_RELEARNS, none ever again). */
-struct gm_ms_group;
-void gm_ms_plan_iteration_end(gm_ms_plan *p, struct gm_ms_group *g);
+void gm_ms_plan_iteration_end(gm_ms_plan *p);
 
-/* Builds the plan from a recording (ms_plan_pack.c): slots' offsets, order masks and guards,
- * the per-stream sequences, region_bytes. GM_ERR_NOMEM changes nothing usable (the caller
- * drops the recording). */
-gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err);
+/* Builds a shape from the recording (ms_plan_pack.c): the recorded slots' offsets, order masks
+ * and guards; out's sequences, guards and height (out->slots is the caller's to set). GM_ERR_NOMEM
+ * leaves nothing in out (the caller drops the recording). */
+gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_ms_plan_shape *out, gm_error *err);
+
+/* The shapes (ms_plan_shapes.c). */
+/* Makes out's wrappers and adds it, in place of a shape of the same calls or else of the least
+ * recently used one if all places are taken: its index, or -1 (out of memory; out freed). */
+int gm_ms_plan_add_shape(gm_ms_plan *p, gm_ms_plan_shape *out);
+/* Shape j answers from now on: its slots, sequences and guards copied into the plan. */
+void gm_ms_plan_use_shape(gm_ms_plan *p, uint32_t j);
+/* Before the iteration had a block from the plan: another shape whose sequences begin with the
+ * calls made so far and expect this one (the most recently used) takes over, cursors and all. */
+bool gm_ms_plan_switch_shape(gm_ms_plan *p, uint32_t stream, uint64_t want, size_t size);
+/* Every shape's blocks at their offsets in the region. */
+void gm_ms_plan_place_shapes(gm_ms_plan *p);
+void gm_ms_plan_drop_shapes(gm_ms_plan *p);
 
 #endif

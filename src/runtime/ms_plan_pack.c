@@ -45,6 +45,7 @@ typedef struct guard_pair {
 
 typedef struct packer {
     gm_ms_plan *p;
+    gm_ms_plan_shape *out;
     uint32_t n;
     size_t ns;
     uint32_t *len;            /* n: ops per stream */
@@ -408,16 +409,16 @@ static bool build_sequences(packer *k)
             seq[at] = r->op | r->arg << 3;
         }
         seq[k->len[s]] = GM_PLAN_END;
-        p->seq[s] = seq;
+        k->out->seq[s] = seq;
     }
-    p->calls = all;
-    p->guards = guards;
+    k->out->calls = all;
+    k->out->guards = guards;
     return true;
 }
 
-gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err)
+gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_ms_plan_shape *out, gm_error *err)
 {
-    packer k = {.p = p, .n = p->n, .ns = p->nslots};
+    packer k = {.p = p, .out = out, .n = p->n, .ns = p->nslots};
     bool ok = packer_alloc(&k) && walk_log(&k);
     if (ok) find_ready(&k);
     /* every order with the second rule (when internal dependencies can be had) and without: the
@@ -439,6 +440,6 @@ gm_status gm_ms_plan_pack(gm_ms_plan *p, gm_error *err)
     ok = ok && build_sequences(&k);
     packer_free(&k);
     if (!ok) return gm_error_set(err, GM_ERR_NOMEM, "out of memory planning the iteration");
-    p->region_bytes = height ? height : GM_MS_PLAN_ALIGN;
+    out->height = height ? height : GM_MS_PLAN_ALIGN;
     return GM_OK;
 }
