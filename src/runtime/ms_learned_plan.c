@@ -336,7 +336,8 @@ static void record_from_here(gm_ms_plan *p)
 
 bool gm_ms_plan_miss(gm_ms_plan *p, uint32_t stream, uint64_t want, size_t size)
 {
-    if (p->mode == GM_MS_PLAN_ON && fresh(p)) {
+    if (p->mode != GM_MS_PLAN_ON) return false; /* nothing to leave */
+    if (fresh(p)) {
         if (gm_ms_plan_switch_shape(p, stream, want, size)) {
             p->st.switches++;
             return true;
