@@ -100,6 +100,8 @@ typedef struct gm_run_alloc_stats {
     uint64_t leaked_blocks;     /* blocks the group's destructor had to reclaim */
     uint64_t sync_violations;   /* allocator sanity failures (a bug if > 0) */
     uint64_t growth_recycles;   /* memory_first: recycles run instead of growing L1 */
+    uint64_t settles;           /* memory_first: every stream synchronized so that the releases
+                                 * waiting for events were known before L1 grew (not GE's) */
     uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */
     /* learn_plan: plans learned, iterations that kept to one, departures, mallocs the plans
      * answered, dependencies they added, and the largest plan's region */

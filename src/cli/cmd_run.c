@@ -36,9 +36,10 @@ static void print_alloc_text(const gm_run_alloc_stats *a)
            "internal dependencies\n",
            "allocator events", u(a->events_sent), u(a->events_waited), u(a->messages_sent), u(a->stale_messages),
            u(a->returned_home), u(a->internal_events));
-    if (a->growth_recycles)
-        printf("  %-26s %llu (--memory-first: every stream synchronized, its idle memory back to L1)\n",
-               "recycles before growing", u(a->growth_recycles));
+    if (a->growth_recycles || a->settles)
+        printf("  %-26s %llu (--memory-first: every stream synchronized, its idle memory back to L1); %llu "
+               "releases settled (every stream synchronized, every release known)\n",
+               "recycles before growing", u(a->growth_recycles), u(a->settles));
     if (a->plans_learned)
         printf("  %-26s %llu learned (region %llu bytes); %llu iterations kept to it, %llu departed; %llu mallocs "
                "answered by it, %llu internal dependencies added (--learn-plan)\n",
@@ -65,7 +66,7 @@ static void add_alloc_json(cJSON *j, const gm_run_alloc_stats *a)
              {"cross_stream_accesses", a->cross_stream_accesses}, {"events_sent", a->events_sent},
              {"events_waited", a->events_waited}, {"messages_applied", a->messages_sent},
              {"stale_messages", a->stale_messages}, {"returned_home", a->returned_home},
-             {"internal_events", a->internal_events}, {"growth_recycles", a->growth_recycles},
+             {"internal_events", a->internal_events}, {"growth_recycles", a->growth_recycles}, {"settles", a->settles},
              {"assumed_sizes", a->assumed_sizes}, {"live_bytes", a->live_bytes}, {"leaked_blocks", a->leaked_blocks},
              {"plans_learned", a->plans_learned}, {"plan_iterations", a->plan_iterations},
              {"plan_departures", a->plan_departures}, {"planned_mallocs", a->planned_mallocs},

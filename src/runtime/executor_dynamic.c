@@ -451,6 +451,7 @@ static void copy_alloc_stats(gm_dyn *d)
         a->messages_sent += ms.messages_sent, a->stale_messages += ms.stale_messages;
         a->returned_home += ms.returned_home, a->sync_violations += ms.sync_violations;
         a->internal_events += ms.internal_events, a->growth_recycles += ms.growth_ladders;
+        a->settles += ms.settles;
         gm_ms_plan_stats ps;
         gm_ms_group_plan_stats(d->g[dv], &ps);
         a->plans_learned += ps.learned, a->plan_iterations += ps.iterations_on, a->plan_departures += ps.departures;

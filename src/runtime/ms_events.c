@@ -172,6 +172,17 @@ void gm_ms_last_wait_events(gm_ms_group *g)
         gm_ms_plan_iteration_end(g->plan);
         return;
     }
+    gm_ms_settle_all(g);
+    /* GE gives every pool's idle memory back to L1 here, a synchronize of each stream every
+     * iteration; recycling before growth gives it back when L1 would grow instead, and the pools
+     * keep it across iterations otherwise (the next one finds it where it was needed). */
+    if (!g->recycle_before_growth)
+        for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
+    if (g->plan) gm_ms_plan_iteration_end(g->plan);
+}
+
+void gm_ms_settle_all(gm_ms_group *g)
+{
     for (uint32_t s = 0; s < g->n; s++) {
         gm_version_blocks *vb = &g->alloc[s]->local;
         const uint64_t all = gm_vb_to_all_bit(g->n, s);
@@ -192,13 +203,7 @@ void gm_ms_last_wait_events(gm_ms_group *g)
             }
         }
     }
-    /* GE gives every pool's idle memory back to L1 here, a synchronize of each stream every
-     * iteration; recycling before growth gives it back when L1 would grow instead, and the pools
-     * keep it across iterations otherwise (the next one finds it where it was needed). */
-    if (!g->recycle_before_growth)
-        for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
     gm_ms_epochs_join(g);
-    if (g->plan) gm_ms_plan_iteration_end(g->plan);
 }
 
 gm_status gm_ms_access_mem_cross_stream(gm_ms_block *b, uint32_t src, uint32_t dst, gm_error *err)

@@ -34,6 +34,7 @@ struct gm_ms_group {
     void *sync_ctx;
     bool in_l1_ladder; /* the L1 adaptor's recycle-each-pool step is running */
     bool recycle_before_growth; /* gm_ms_config.recycle_before_growth */
+    bool l1_within_only;        /* L1 may not grow for this malloc (ms_l2_allocator.c: malloc_settled) */
     /* Event epochs (cross-stream sharing of idle chunks, not GE's): epoch[s] counts the events s
      * sent; known[t * n + s] is the latest epoch of s that t has waited for, directly or through
      * a stream that had (an event carries its sender's row). A chunk of s's pool that went idle
@@ -71,5 +72,8 @@ gm_status gm_ms_send_unrecorded(gm_ms_group *g, struct gm_ms_event_payload *p, g
 void gm_ms_wait_unrecorded(gm_ms_group *g, struct gm_ms_event_payload *p);
 /* Every stream joined: everything idle so far is safe on every stream. */
 void gm_ms_epochs_join(gm_ms_group *g);
+/* Every stream joined (LastWaitEvents), or every stream synchronized: each release made so far is
+ * known everywhere; blocks released by all go home (ms_events.c). */
+void gm_ms_settle_all(gm_ms_group *g);
 
 #endif
