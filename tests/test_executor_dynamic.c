@@ -138,14 +138,20 @@ static void test_shared_models_clean(void **state)
 }
 
 /* Memory first (an expandable L1 over the host device's virtual memory, the pools recycling before
- * it grows): every read still intact, on 1 to 8 streams, and never more device memory than the
- * default; on several streams less, through recycles before growing. */
+ * it grows, the releases settled before it grows): every read still intact, on 1 to 8 streams,
+ * never more device memory than the default, on several streams less; and no more than on one
+ * stream, where no release waits for an event. */
 static void test_memory_first_clean(void **state)
 {
     (void)state;
     static const char *const files[] = {"resnet18.onnx", "transformer_lm_train_step.graphmem.json"};
-    uint64_t recycles = 0;
-    for (size_t f = 0; f < sizeof files / sizeof *files; f++)
+    uint64_t recycles = 0, settles = 0;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        gm_model *m1 = read_model(files[f]);
+        g_memory_first = true;
+        const uint64_t one_stream = run(m1, 1, 3, files[f]).alloc.device_peak_bytes;
+        g_memory_first = false;
+        gm_model_free(m1);
         for (size_t i = 0; i < 4; i++) {
             if (!stream_count_wanted(i)) continue;
             gm_model *m = read_model(files[f]);
@@ -154,15 +160,22 @@ static void test_memory_first_clean(void **state)
             gm_run_stats s = run(m, k_streams[i], 3, files[f]);
             g_memory_first = false;
             check_clean(&s, k_streams[i], files[f]);
-            print_message("  %-40s streams %u  device peak %llu (default %llu), %llu recycles before growing\n", files[f],
-                          k_streams[i], (unsigned long long)s.alloc.device_peak_bytes,
-                          (unsigned long long)dflt.alloc.device_peak_bytes, (unsigned long long)s.alloc.growth_recycles);
+            print_message("  %-40s streams %u  device peak %llu (default %llu, one stream %llu), %llu recycles before "
+                          "growing, %llu settles\n",
+                          files[f], k_streams[i], (unsigned long long)s.alloc.device_peak_bytes,
+                          (unsigned long long)dflt.alloc.device_peak_bytes, (unsigned long long)one_stream,
+                          (unsigned long long)s.alloc.growth_recycles, (unsigned long long)s.alloc.settles);
             assert_true(s.alloc.device_peak_bytes <= dflt.alloc.device_peak_bytes);
             if (k_streams[i] == 4) assert_true(s.alloc.device_peak_bytes < dflt.alloc.device_peak_bytes);
-            recycles += s.alloc.growth_recycles;
+            /* (the host threads' timing moves the pools' fragments: 5 % of slack; without the
+             * settling, resnet18 held 1.085x its one-stream peak on 8 streams, transformer LM 1.070x) */
+            assert_true(s.alloc.device_peak_bytes <= one_stream + one_stream / 20);
+            recycles += s.alloc.growth_recycles, settles += s.alloc.settles;
             gm_model_free(m);
         }
+    }
     assert_true(recycles > 0);
+    assert_true(settles > 0);
     /* and under a device limit that GE's mode cannot run within (it needs 56.4 MB here) */
     gm_model *m = read_model("resnet18.onnx");
     g_memory_first = true;
