@@ -72,8 +72,9 @@ typedef struct gm_run_options {
                             allocator stack) of its own; streams * devices must not exceed 64 */
     bool memory_first;   /* dynamic mode, not GE's default: 4 KiB allocator pages instead of GE's
                             64 KiB, the L1 in expandable mode (the device's virtual memory, where it
-                            has it) and the pools recycling before L1 grows (stream synchronizes for
-                            less device memory); false by default */
+                            has it), and before L1 grows the pools recycling and the releases still
+                            waiting for events settled (stream synchronizes for less device
+                            memory); false by default */
     bool learn_plan;     /* dynamic mode, not GE's: the allocator records the first iteration and
                             serves the next ones from a packed plan of it while they repeat it
                             (src/runtime/ms_learned_plan.h); false by default */

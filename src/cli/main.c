@@ -64,8 +64,8 @@ static const char k_run_options[] =
     "  --memory-limit BYTES  the device refuses allocations beyond BYTES (the allocators then recycle\n"
     "                        and, in dynamic mode, borrow across streams)\n"
     "  --memory-first        dynamic mode: less device memory for stream synchronizes (4 KiB pages, an\n"
-    "                        expandable L1 in the device's virtual memory; the pools recycle before L1\n"
-    "                        grows)\n"
+    "                        expandable L1 in the device's virtual memory; before L1 grows the pools\n"
+    "                        recycle and the releases still waiting for events are settled)\n"
     "  --learn-plan          dynamic mode: the allocator records the first iteration, packs it into one\n"
     "                        region, and answers the next ones from that plan while they repeat it\n"
     "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";
