@@ -539,8 +539,9 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
             label, gm_held_peak, (double)gm_held_peak / (double)(t->peak_live ? t->peak_live : 1), ms.borrow_hits,
             ms.local_recycles, ms.birth_recycles, ms.borrow_recycles, ms.events_sent, ms.stale_messages, ms.shared_chunks, ms.internal_events, ms.delivered_early, l1st.mallocs, before[A_JEMALLOC], before[A_MIMALLOC],
             ms.peak_allocated, (double)ms.peak_allocated / (double)(t->peak_live ? t->peak_live : 1), gm_worst.l1_idle, gm_worst.l2_held, gm_worst.in_blocks);
-    fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, synchronizes %zu, device maps %zu (one replay)\n",
-            label, gt.dev.peak, tight.growth_ladders, tight_syncs, tight_maps);
+    fprintf(stderr, "  %s: graphmem-tight held peak %zu B; recycles before growth %zu, releases settled %zu (%zu of them in "
+                    "vain: L1 grew all the same), synchronizes %zu, device maps %zu (one replay)\n",
+            label, gt.dev.peak, tight.growth_ladders, tight.settles, tight.settles_in_vain, tight_syncs, tight_maps);
     fprintf(stderr, "  %s: graphmem-plan: %zu plan(s) learned, region %zu B (%.3f x peak active), %zu blocks, %zu of them "
             "adding internal dependencies (%zu added), %zu iterations on the plan, %zu departures, %zu planned mallocs, "
             "%zu stand-ins%s; its first replay (the recorded iteration included, reserved sampled) %.2f Mops/s\n",

@@ -284,19 +284,28 @@ static bool releases_pending(const gm_ms_group *g)
  * released by all their users go home as at LastWaitEvents (gm_ms_settle_all). Tried only where
  * the pool cannot be served within what L1 holds already (one synchronize of every stream per L1
  * growth at most). */
+static gm_ms_block *malloc_within_l1(gm_ms_l2_allocator *a, size_t size)
+{
+    a->group->l1_within_only = true;
+    gm_ms_block *b = malloc_own(a, size, false);
+    a->group->l1_within_only = false;
+    return b;
+}
+
 static gm_ms_block *malloc_settled(gm_ms_l2_allocator *a, size_t size)
 {
     gm_ms_group *g = a->group;
     if (!g->sync || !releases_pending(g)) return NULL;
-    g->l1_within_only = true;
-    gm_ms_block *b = malloc_own(a, size, false);
-    g->l1_within_only = false;
+    gm_ms_block *b = malloc_within_l1(a, size);
     if (b) return b;
     for (uint32_t s = 0; s < g->n; s++) g->sync(g->sync_ctx, (int)s);
     gm_ms_settle_all(g);
     g->st.settles++;
+    /* what went home serves through the pools' recycle into L1 (l1_alloc), or parked here */
     b = lend_parked_fit(a, size);
-    return b ? b : malloc_own(a, size, true);
+    if (!b) b = malloc_within_l1(a, size);
+    if (!b) g->st.settles_in_vain++;
+    return b;
 }
 
 static gm_ms_block *malloc_dynamic(gm_ms_l2_allocator *a, size_t size)

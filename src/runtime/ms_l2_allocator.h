@@ -69,6 +69,7 @@ typedef struct gm_ms_stats {
     size_t growth_ladders;             /* recycles run instead of growing L1 (recycle_before_growth) */
     size_t settles;                    /* every stream synchronized and the releases settled before L1
                                           grew (recycle_before_growth, not GE's) */
+    size_t settles_in_vain;            /* of which L1 had to grow all the same */
     size_t delivered_early;            /* messages and home-going blocks of payloads in flight that an
                                           internal event delivered before their own wait (not GE's) */
 } gm_ms_stats;
