@@ -60,12 +60,12 @@
 #include "bench_util.h"
 #include "graphmem/executor.h"
 #include "graphmem/io.h"
-#include "runtime/ms_fast_path.h"
 #include "graphmem/log.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/ms_events.h"
+#include "runtime/ms_fast_path.h"
 #include "runtime/ms_l2_allocator.h"
 
 /* ---- the peers ---------------------------------------------------------------------------- */

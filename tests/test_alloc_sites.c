@@ -702,41 +702,40 @@ static gm_status wl_expandable(const input *in, gm_error *err)
     return st;
 }
 
-/* More streams than the allocator's inline stream sets hold. */
-static gm_status wl_run_many_streams(const input *in, gm_error *err)
+/* The dynamic executor over in's model, with ro's streams and modes. */
+static gm_status run_dynamic_with(const input *in, const gm_run_options *ro, gm_error *err)
 {
     gm_model *m = NULL;
     gm_status st = read_input(in, &m, err);
     if (st != GM_OK) return st;
+    gm_run_stats stats;
+    gm_run_assign_streams(m, ro->streams);
+    if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, ro, &stats, err);
+    gm_model_free(m);
+    return st;
+}
+
+/* More streams than the allocator's inline stream sets hold. */
+static gm_status wl_run_many_streams(const input *in, gm_error *err)
+{
     gm_run_options ro;
     gm_run_options_init(&ro);
     ro.streams = 12;
     ro.memory_first = true; /* the expandable L1 over the host device's virtual memory */
-    gm_run_stats stats;
-    gm_run_assign_streams(m, ro.streams);
-    if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
-    gm_model_free(m);
-    return st;
+    return run_dynamic_with(in, &ro, err);
 }
 
 /* The learned plan: an iteration recorded, packed (with internal dependencies where streams hear
  * of releases late), taken from L1, and the next ones answered from it. */
 static gm_status wl_run_learned_plan(const input *in, gm_error *err)
 {
-    gm_model *m = NULL;
-    gm_status st = read_input(in, &m, err);
-    if (st != GM_OK) return st;
     gm_run_options ro;
     gm_run_options_init(&ro);
     ro.streams = 3;
     ro.iterations = 3;
     ro.memory_first = true;
     ro.learn_plan = true;
-    gm_run_stats stats;
-    gm_run_assign_streams(m, ro.streams);
-    if ((st = passes(m, err)) == GM_OK) st = gm_run_dynamic(m, &ro, &stats, err);
-    gm_model_free(m);
-    return st;
+    return run_dynamic_with(in, &ro, err);
 }
 
 /* The pipeline with every log line on (to nowhere): the passes' debug-only bookkeeping. */

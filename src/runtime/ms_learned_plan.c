@@ -143,10 +143,7 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
         p->st.stand_ins++, p->stand_ins_now++;
         return NULL;
     }
-    s->refs = 1;
-    p->out++;
-    p->st.planned_mallocs++;
-    return s->block;
+    return gm_ms_plan_hand_out(p, s);
 }
 
 void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b)

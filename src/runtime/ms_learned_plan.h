@@ -177,9 +177,10 @@ void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b);
 
 
 /* Replay, inline (the answer is a few loads and a compare; these run for every call of every
- * iteration). Each says whether the call kept to the plan and was answered by it; false left
- * the plan for the rest of the iteration, and the caller serves the call dynamically. */
-/* The call keeps to stream's sequence: the cursor moves on. False changes nothing. */
+ * iteration). The *_hit functions answer a call that keeps to the current shape and change nothing
+ * otherwise; the others also take what a miss decides (gm_ms_plan_miss): false, the caller serves
+ * the call dynamically (and records it, if the iteration became a recording). */
+/* The call keeps to stream's sequence: the cursor moves on. */
 static inline bool gm_ms_plan_hit(gm_ms_plan *p, uint32_t stream, uint64_t want)
 {
     const uint64_t *at = p->at[stream];
@@ -193,6 +194,15 @@ static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t wa
     return gm_ms_plan_hit(p, stream, want) || (gm_ms_plan_miss(p, stream, want, 0) && gm_ms_plan_hit(p, stream, want));
 }
 
+/* A planned malloc answered (its cursor already moved on): slot s's block, referenced once. */
+static inline gm_ms_block *gm_ms_plan_hand_out(gm_ms_plan *p, gm_ms_plan_slot *s)
+{
+    s->refs = 1;
+    p->out++;
+    p->st.planned_mallocs++;
+    return s->block;
+}
+
 /* The plain planned malloc (the recorded size, no guards): its block, or NULL (the caller's
  * gm_ms_plan_malloc_slow decides). */
 static inline gm_ms_block *gm_ms_plan_malloc_hit(gm_ms_plan *p, uint32_t stream, size_t size)
@@ -202,10 +212,7 @@ static inline gm_ms_block *gm_ms_plan_malloc_hit(gm_ms_plan *p, uint32_t stream,
     gm_ms_plan_slot *s = &p->slots[next >> 3];
     if (s->req != size || s->nguards) return NULL;
     p->at[stream]++;
-    s->refs = 1;
-    p->out++;
-    p->st.planned_mallocs++;
-    return s->block;
+    return gm_ms_plan_hand_out(p, s);
 }
 
 static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, size_t size)
@@ -242,35 +249,43 @@ static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32
     *send_iter = p->iter;
 }
 
-/* A send or a wait that keeps to the plan: answered (true), else nothing changed (false). */
+/* A send answered (src's cursor just moved past it): the payload learns its place. */
+static inline void gm_ms_plan_sent(const gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+{
+    gm_ms_plan_mark_send(p, (uint32_t)(p->at[src] - 1 - p->seq[src]), send_no, send_iter);
+}
+
+static inline uint64_t gm_ms_plan_wait_want(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t send_iter)
+{
+    return GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, send_iter) << 3;
+}
+
 static inline bool gm_ms_plan_send_hit(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    const uint64_t *at = p->at[src];
     if (!gm_ms_plan_hit(p, src, GM_PLAN_SEND)) return false;
-    gm_ms_plan_mark_send(p, (uint32_t)(at - p->seq[src]), send_no, send_iter);
+    gm_ms_plan_sent(p, src, send_no, send_iter);
     return true;
 }
 
 static inline bool gm_ms_plan_wait_hit(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    if (!gm_ms_plan_hit(p, dst, GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, *send_iter) << 3)) return false;
+    if (!gm_ms_plan_hit(p, dst, gm_ms_plan_wait_want(p, src, send_no, *send_iter))) return false;
     *send_iter = 0; /* the wait consumed it */
     return true;
 }
 
 static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
 {
-    return gm_ms_plan_send_hit(p, src, send_no, send_iter) ||
-           (gm_ms_plan_miss(p, src, GM_PLAN_SEND, 0) && gm_ms_plan_send_hit(p, src, send_no, send_iter));
+    if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
+    gm_ms_plan_sent(p, src, send_no, send_iter);
+    return true;
 }
 
 static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
 {
-    if (gm_ms_plan_wait_hit(p, src, dst, send_no, send_iter)) return true;
-    const uint64_t want = GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, *send_iter) << 3;
-    if (gm_ms_plan_miss(p, dst, want, 0) && gm_ms_plan_wait_hit(p, src, dst, send_no, send_iter)) return true;
-    if (p->mode != GM_MS_PLAN_RECORD) *send_iter = 0; /* consumed (a recording's wait consumes it when logged) */
-    return false;
+    const bool answered = gm_ms_plan_expect(p, dst, gm_ms_plan_wait_want(p, src, send_no, *send_iter));
+    if (answered || p->mode != GM_MS_PLAN_RECORD) *send_iter = 0; /* consumed (a recording's wait when logged) */
+    return answered;
 }
 
 /* Stream takes (op GM_PLAN_ACCESS) or drops (GM_PLAN_FREE) a reference to b: checked against

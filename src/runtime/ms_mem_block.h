@@ -44,7 +44,8 @@ struct gm_ms_block {
     uint32_t *counts;       /* per-stream occupy counts (in the wrapper's tail) */
     uint64_t gen;           /* ticks at every NewAccessStream */
     uint32_t plan_slot, plan_iter; /* its slot in a learned plan, and the iteration it was recorded in */
-    struct gm_ms_plan *plan;  /* a planned block's plan (type GM_MS_PLANNED), else NULL */
+    struct gm_ms_plan *plan;  /* a planned block's plan (type GM_MS_PLANNED), else NULL: birth->group->
+                                 plan in one load, for the fast paths (ms_fast_path.h) */
     uint64_t acq_gen[];     /* per stream: gen of its latest NewAccessStream */
 };
 
