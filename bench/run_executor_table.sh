@@ -5,9 +5,15 @@
 # most), the plan's region, iterations on the plan and departures, internal dependencies the
 # planned mallocs added, and corrupted reads over the three runs.
 #
-#   bench/run_executor_table.sh [BUILD_DIR]     (default build/; GM_MODELS: the models)
+#   bench/run_executor_table.sh [BUILD_DIR]     (default build/; GM_MODELS: the models;
+#                                                GM_BACKEND: host, the default, or cuda;
+#                                                GM_GRANULE: --vm-granularity, e.g. 2097152)
+# On cuda a device peak is followed by the driver's count in brackets (graphmem run's
+# driver_peak_bytes: whole pages and granules, and what the driver took for streams and kernels).
 set -eu
 B=${1:-build}
+BK=${GM_BACKEND:-host}
+GR=${GM_GRANULE:+--vm-granularity $GM_GRANULE}
 M=${GM_MODELS:-../shared/data/models}
 [ -d "$M" ] || { echo "run_executor_table: no models in $M (set GM_MODELS)" >&2; exit 2; }
 field() { printf '%s' "$1" | grep -o "\"$2\":[[:space:]]*[0-9]*" | head -1 | grep -o '[0-9]*$'; }
@@ -18,8 +24,9 @@ for m in "$M"/*.onnx "$M"/*.graphmem.json; do
     row="| $(basename "$m") | $s"
     bad=0
     for f in "" "--memory-first" "--memory-first --learn-plan"; do
-      out=$("$B/graphmem" run "$m" --streams "$s" --iterations 6 $f --json)
-      row="$row | $(field "$out" device_peak_bytes)"
+      out=$("$B/graphmem" run "$m" --backend "$BK" --streams "$s" --iterations 6 $f $GR --json)
+      drv=$(field "$out" driver_peak_bytes)
+      row="$row | $(field "$out" device_peak_bytes)$([ "${drv:-0}" = 0 ] || echo " ($drv)")"
       bad=$((bad + $(field "$out" corrupted_reads)))
     done
     row="$row | $(field "$out" plan_region_bytes) | $(field "$out" plan_iterations), $(field "$out" plan_departures)"

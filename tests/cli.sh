@@ -95,6 +95,11 @@ expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 400000
 expect 0 "run --memory-first" "$GM" run --memory-first --streams 4 --iterations 3 --json && has "$TMP/out" '"growth_recycles":' "json recycles before growth" \
   && has "$TMP/out" '"corrupted_reads":	0' "memory-first run clean"
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"
+# A GPU's 2 MiB granule on the host: memory first maps whole granules, and says so in its peak.
+expect 0 "run --vm-granularity" "$GM" run --memory-first --vm-granularity 2097152 --streams 2 --iterations 2 --json \
+  && has "$TMP/out" '"device_peak_bytes":	2097152' "one 2 MiB granule" && has "$TMP/out" '"driver_peak_bytes":	0' "no driver on the host"
+expect 2 "run granule not a power of two" "$GM" run --vm-granularity 3000 && has "$TMP/err" "--vm-granularity 3000" "names the option"
+expect 2 "run granule finer than the page" "$GM" run --memory-first --vm-granularity 1024 && has "$TMP/err" "multiple of the device's granule" "says why"
 expect 2 "run bad streams" "$GM" run --streams 0 && has "$TMP/err" "--streams" "names the option"
 expect 0 "run --plan --devices 2" "$GM" run --plan --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices"
 expect 0 "run --devices 2 (dynamic)" "$GM" run --devices 2 --streams 2 && has "$TMP/out" "every read found" "two devices, dynamic"

@@ -23,8 +23,9 @@ for m in "$M"/*.onnx "$M"/*.graphmem.json; do
     for f in "" --memory-first "--memory-first --learn-plan"; do
       out=$("$B/graphmem" run "$m" --backend cuda --streams "$s" --iterations 4 $f --json) || { echo "FAIL $m s$s $f"; fail=1; continue; }
       v=$(printf '%s' "$out" | grep -o '"verified":[[:space:]]*[a-z]*' | grep -o '[a-z]*$')
-      pk=$(printf '%s' "$out" | grep -o '"device_peak_bytes":[[:space:]]*[0-9]*' | grep -o '[0-9]*$')
-      echo "$(basename "$m") streams $s ${f:-default}: verified $v, device peak $pk"
+      pk=$(printf '%s' "$out" | grep -o '"device_peak_bytes":[[:space:]]*[0-9]*' | head -1 | grep -o '[0-9]*$')
+      drv=$(printf '%s' "$out" | grep -o '"driver_peak_bytes":[[:space:]]*[0-9]*' | grep -o '[0-9]*$')
+      echo "$(basename "$m") streams $s ${f:-default}: verified $v, device peak $pk, driver's count $drv"
       [ "$v" = true ] || fail=1
     done
   done

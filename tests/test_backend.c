@@ -489,6 +489,50 @@ static void test_virtual_memory(void **state)
     gm_device_close(dev);
 }
 
+/* A coarser granule (a GPU's, on the host): reservations aligned to it, maps in whole granules,
+ * and the setter's refusals. */
+static void test_coarser_granule(void **state)
+{
+    gm_device *dev = open_dev(GM_BACKEND_HOST, 0);
+    gm_device_props props;
+    OK(gm_device_get_props(dev, &props, E));
+    const size_t own = props.vm_granularity, g = (size_t)2 << 20;
+    gm_error err;
+    assert_int_equal(gm_device_set_vm_granularity(dev, g + own, &err), GM_ERR_INPUT); /* not a power of two */
+    assert_non_null(strstr(err.message, "power of two"));
+    assert_int_equal(gm_device_set_vm_granularity(dev, own / 2, &err), GM_ERR_INPUT); /* finer than its own */
+    OK(gm_device_set_vm_granularity(dev, g, E));
+    OK(gm_device_get_props(dev, &props, E));
+    assert_int_equal(props.vm_granularity, g);
+    gm_stream *s;
+    OK(gm_stream_create(dev, &s, E));
+    void *base[3];
+    for (int i = 0; i < 3; i++) { /* mmap alone would align to the page only */
+        OK(gm_device_reserve(dev, g + 1, &base[i], E)); /* rounded up to 2 granules */
+        assert_int_equal((uintptr_t)base[i] % g, 0);
+    }
+    char *second = (char *)base[1] + g;
+    assert_int_equal(gm_device_map(dev, second, own, &err), GM_ERR_INPUT); /* a page is not a granule */
+    assert_int_equal(gm_device_map(dev, (char *)base[1] + own, g, &err), GM_ERR_INPUT);
+    OK(gm_device_map(dev, second, g, E));
+    write_read_back(s, second, g, 11);
+    assert_false(gm_device_owns(dev, base[1], 1));
+    assert_int_equal(gm_device_set_vm_granularity(dev, 0, &err), GM_ERR_INPUT); /* reservations exist */
+    OK(gm_device_unmap(dev, second, g, E));
+    for (int i = 0; i < 3; i++) OK(gm_device_release(dev, base[i], E));
+    OK(gm_device_set_vm_granularity(dev, 0, E)); /* its own again */
+    OK(gm_device_get_props(dev, &props, E));
+    assert_int_equal(props.vm_granularity, own);
+    gm_device_counters c;
+    gm_device_get_counters(dev, &c);
+    assert_int_equal(c.peak_bytes, g);
+    assert_int_equal(c.driver_peak_bytes, 0); /* the host has no driver to ask */
+    gm_device_disable_virtual_memory(dev);
+    assert_int_equal(gm_device_set_vm_granularity(dev, g, &err), GM_ERR_UNSUPPORTED);
+    OK(gm_stream_destroy(s, E));
+    gm_device_close(dev);
+}
+
 /* Where reserving fails, the caller falls back to physical memory, and nothing is logged. */
 static void test_virtual_memory_fallback_is_quiet(void **state)
 {
@@ -750,6 +794,15 @@ static void test_cuda_device(void **state)
         write_read_back(v, base, 2 * g, 3);
         OK(gm_device_unmap(dev, base, 2 * g, E));
         OK(gm_device_release(dev, base, E));
+        /* A coarser granule: the driver's reservation aligned to it, a map of one whole granule. */
+        OK(gm_device_set_vm_granularity(dev, 2 * g, E));
+        OK(gm_device_reserve(dev, 3 * g, &base, E));
+        assert_int_equal((uintptr_t)base % (2 * g), 0);
+        OK(gm_device_map(dev, (char *)base + 2 * g, 2 * g, E));
+        write_read_back(v, (char *)base + 2 * g, 2 * g, 4);
+        OK(gm_device_unmap(dev, (char *)base + 2 * g, 2 * g, E));
+        OK(gm_device_release(dev, base, E));
+        OK(gm_device_set_vm_granularity(dev, 0, E));
         OK(gm_stream_destroy(v, E));
     } else {
         assert_int_equal(gm_device_reserve(dev, N, &base, &err), GM_ERR_UNSUPPORTED);
@@ -784,6 +837,9 @@ static void test_cuda_device(void **state)
     for (int i = 0; i < N; i += 4099) assert_int_equal(host[i], gm_pattern_byte(5, (uint64_t)i));
     OK(gm_memcpy_async(a, p, host, N, GM_COPY_H2D, E));
     OK(gm_stream_synchronize(a, E));
+    gm_device_counters c;
+    gm_device_get_counters(dev, &c); /* the driver's count: at least what p and q took */
+    assert_true(c.driver_peak_bytes >= 2 * (uint64_t)N);
 
     gm_device_fail_allocs_after(dev, 0);
     assert_int_equal(gm_device_malloc(dev, N, &base, &err), GM_ERR_NOMEM);
@@ -823,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_failure_injection),
         cmocka_unit_test(test_virtual_memory),
         cmocka_unit_test(test_virtual_memory_fallback_is_quiet),
+        cmocka_unit_test(test_coarser_granule),
         cmocka_unit_test(test_close_with_leftovers),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_threads_share_a_device),

@@ -32,6 +32,7 @@ static void passes(gm_model *m, const char *what)
 
 static bool g_memory_first; /* the runs below use gm_run_options.memory_first */
 static bool g_learn_plan;   /* and gm_run_options.learn_plan */
+static size_t g_granule;    /* and gm_run_options.vm_granularity */
 
 static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations, uint64_t limit, gm_run_fault fault,
                               const char *what)
@@ -42,6 +43,7 @@ static gm_run_stats run_fault(gm_model *m, unsigned streams, unsigned iterations
     gm_run_options_init(&o);
     o.streams = streams, o.iterations = iterations, o.memory_limit = limit, o.memory_first = g_memory_first;
     o.learn_plan = g_learn_plan;
+    o.vm_granularity = g_granule;
     gm_run_stats s;
     if (gm_run_dynamic_fault(m, &o, fault, &s, &err) != GM_OK) fail_msg("%s: run: %s", what, err.message);
     return s;
@@ -184,6 +186,41 @@ static void test_memory_first_clean(void **state)
     check_clean(&s, 4, "resnet18 under 55.5 MB, memory first");
     assert_true(s.alloc.device_peak_bytes <= 55500000);
     gm_model_free(m);
+}
+
+/* A GPU's 2 MiB granule on the host device: memory first and the learned plan still read every
+ * tensor intact, the device holds whole granules, and the plan's region (rounded up to them) is
+ * what the device holds at most, no more than memory first (whose pools' fragments now strand
+ * whole granules: the GPU table of BENCHMARKS.md). */
+static void test_coarse_granule_clean(void **state)
+{
+    (void)state;
+    const size_t granule = (size_t)2 << 20;
+    for (size_t i = 0; i < 4; i++) {
+        if (!stream_count_wanted(i)) continue;
+        gm_model *m = read_model("resnet18.onnx");
+        g_memory_first = true, g_granule = granule;
+        gm_run_stats mf = run(m, k_streams[i], 3, "resnet18, 2 MiB granule, memory first");
+        g_learn_plan = true;
+        gm_run_stats s = run(m, k_streams[i], 4, "resnet18, 2 MiB granule, learned plan");
+        g_memory_first = g_learn_plan = false, g_granule = 0;
+        gm_run_stats fine = run(m, k_streams[i], 1, "resnet18, default"); /* the granule goes with the run */
+        check_clean(&mf, k_streams[i], "memory first, 2 MiB granule");
+        check_clean(&s, k_streams[i], "learned plan, 2 MiB granule");
+        const uint64_t region = (s.alloc.plan_region_bytes + granule - 1) / granule * granule;
+        print_message("  streams %u  device peak: memory first %llu, learned plan %llu (region %llu, in granules %llu)\n",
+                      k_streams[i], (unsigned long long)mf.alloc.device_peak_bytes,
+                      (unsigned long long)s.alloc.device_peak_bytes, (unsigned long long)s.alloc.plan_region_bytes,
+                      (unsigned long long)region);
+        assert_int_equal(mf.alloc.device_peak_bytes % granule, 0);
+        assert_int_equal(s.alloc.device_peak_bytes % granule, 0);
+        assert_int_equal(s.alloc.plan_iterations, 3);
+        assert_true(s.alloc.device_peak_bytes <= mf.alloc.device_peak_bytes);
+        assert_true(s.alloc.device_peak_bytes <= region + granule);
+        assert_int_equal(s.driver_peak_bytes, 0); /* the host has no driver to ask */
+        assert_true(fine.alloc.device_peak_bytes % granule != 0);
+        gm_model_free(m);
+    }
 }
 
 /* The learned plan (memory first, the first iteration recorded, the others answered from the
@@ -386,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_embedded_example_clean), cmocka_unit_test(test_shared_models_clean),
         cmocka_unit_test(test_memory_pressure_borrows),
         cmocka_unit_test(test_memory_first_clean), cmocka_unit_test(test_learned_plan_clean),
+        cmocka_unit_test(test_coarse_granule_clean),
         cmocka_unit_test(test_early_free_is_caught),
         cmocka_unit_test(test_alloc_failures),          cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_groups_laid_out),         cmocka_unit_test(test_gapped_groups_are_caught),

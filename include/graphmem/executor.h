@@ -67,6 +67,8 @@ typedef struct gm_run_options {
     unsigned streams;    /* 1..64; the model's nodes are spread over them (gm_run_assign_streams) */
     unsigned iterations; /* >= 1 */
     uint64_t memory_limit; /* device bytes the run may hold (gm_device_set_memory_limit); 0 = no limit */
+    size_t vm_granularity; /* the devices map virtual memory in granules of this many bytes
+                              (gm_device_set_vm_granularity: a host device as a GPU, 2 MiB); 0 = their own */
     unsigned devices;    /* 1 (default) or 2; with 2, nodes whose attribute "_device" is 1 run on a
                             second device (id device_id + 1) with streams (and, in dynamic mode, an
                             allocator stack) of its own; streams * devices must not exceed 64 */
@@ -120,6 +122,8 @@ typedef struct gm_run_stats {
     uint64_t device_bytes;     /* memory allocated on the device for the plan's regions */
     uint64_t region_bytes[GM_PLAN_R_COUNT][GM_MEM_COUNT]; /* static: bytes of each region, per device */
     uint64_t device_peak_bytes; /* most device memory held at one time, all devices together */
+    uint64_t driver_peak_bytes; /* the same as the devices' drivers count it (gm_device_counters);
+                                   0 where the backend cannot tell (host) */
     uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
     /* placement copies (see "Placement" above), all iterations */
     uint64_t copies[GM_COPY_KIND_COUNT]; /* by kind: H2D, D2H, (D2D unused), P2P */

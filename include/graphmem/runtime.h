@@ -141,6 +141,11 @@ void gm_device_fail_allocs_after(gm_device *dev, int64_t n);
 void gm_device_set_memory_limit(gm_device *dev, uint64_t bytes);
 /* Makes gm_device_reserve report GM_ERR_UNSUPPORTED, as on a device without virtual memory. */
 void gm_device_disable_virtual_memory(gm_device *dev);
+/* Makes the device map its virtual memory in granules of `bytes` (0: its own again), a power of
+ * two multiple of its own granule, before its first reservation: a host device (the OS page) then
+ * maps as a GPU does (2 MiB on CUDA devices), so that what the granule costs an allocator can be
+ * measured and tested without one. GM_ERR_UNSUPPORTED without virtual memory. */
+gm_status gm_device_set_vm_granularity(gm_device *dev, size_t bytes, gm_error *err);
 
 /* The device's allocation counters (gm_device_get_counters): a consistent snapshot. */
 typedef struct gm_device_counters {
@@ -149,6 +154,11 @@ typedef struct gm_device_counters {
     uint64_t failed_allocs; /* GM_ERR_NOMEM answers, injected or real */
     uint64_t bytes_in_use;
     uint64_t peak_bytes;
+    uint64_t driver_peak_bytes; /* the most device memory in use as its driver counts it (whole
+                                   pages and granules, sampled after each allocation), above what
+                                   was in use when the device opened: what cudaMalloc and mapping
+                                   really took, and what the driver took for streams and kernels;
+                                   0 where the backend cannot tell (host) */
     uint64_t reservations;  /* live reservations */
 } gm_device_counters;
 

@@ -30,6 +30,7 @@ typedef struct gm_cli_opts {
     unsigned streams, iterations; /* run */
     bool dynamic;         /* run: allocate through the runtime allocator (default); false: --plan */
     uint64_t memory_limit; /* run: device bytes the run may hold, 0 = no limit */
+    uint64_t vm_granularity; /* run: the devices' virtual-memory granule, 0 = their own */
     bool memory_first;     /* run: gm_run_options.memory_first */
     bool learn_plan;       /* run: gm_run_options.learn_plan */
     const char *backend;  /* run: "host" or "cuda" */

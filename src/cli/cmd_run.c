@@ -100,6 +100,10 @@ static void print_text(const gm_model *m, const gm_run_options *ro, const gm_pla
     printf("\n");
     if (p) print_static_text(p, s);
     else print_alloc_text(&s->alloc);
+    if (s->driver_peak_bytes)
+        printf("  %-26s %llu bytes at most, as the driver counts (whole pages and granules, and what it took "
+               "for streams and kernels)\n",
+               "device, driver's count", u(s->driver_peak_bytes));
     printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", u(s->tasks), u(s->events));
     if (p) /* the dynamic run's events are the allocator's, above */
         printf("  %-26s %llu recorded, %llu waited on streams, %llu host syncs\n", "events", u(s->events_recorded),
@@ -152,6 +156,7 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddNumberToObject(j, "devices", ro->devices);
     if (p) add_static_json(j, p, s);
     else add_alloc_json(j, &s->alloc);
+    cJSON_AddNumberToObject(j, "driver_peak_bytes", (double)s->driver_peak_bytes);
     cJSON_AddNumberToObject(j, "tasks", (double)s->tasks);
     cJSON_AddNumberToObject(j, "events", (double)s->events);
     cJSON_AddNumberToObject(j, "events_recorded", (double)s->events_recorded);
@@ -183,6 +188,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     ro.device_id = o->device, ro.streams = o->streams, ro.iterations = o->iterations;
     ro.devices = o->devices;
     ro.memory_limit = o->memory_limit;
+    ro.vm_granularity = (size_t)o->vm_granularity;
     ro.memory_first = o->memory_first;
     ro.learn_plan = o->learn_plan;
     if (!gm_backend_available(ro.backend)) {

@@ -123,12 +123,12 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
 }
 
 /* Options of run: --streams N, --iterations K, --backend host|cuda, --device ID, --passes,
- * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES, --memory-first,
- * --learn-plan. */
+ * --option, --json, --dynamic (the default) or --plan, --memory-limit BYTES, --vm-granularity BYTES,
+ * --memory-first, --learn-plan. */
 static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char **argv, int *i, gm_error *err)
 {
     static const char *const valued[] = {"--streams", "--iterations", "--backend", "--device", "--devices",
-                                         "--passes",  "--option",     "--memory-limit"};
+                                         "--passes",  "--option",     "--memory-limit", "--vm-granularity"};
     const char *name = NULL;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
         if (is_opt(arg, valued[k])) name = valued[k];
@@ -149,6 +149,10 @@ static gm_status parse_run_opt(gm_cli_opts *o, const char *arg, int argc, char *
         if ((st = parse_long(name, v, 1, 1000000, &x, err)) == GM_OK) o->iterations = (unsigned)x;
     } else if (!strcmp(name, "--memory-limit")) {
         if ((st = parse_long(name, v, 1, LONG_MAX, &x, err)) == GM_OK) o->memory_limit = (uint64_t)x;
+    } else if (!strcmp(name, "--vm-granularity")) {
+        if ((st = parse_long(name, v, 1, 1L << 30, &x, err)) == GM_OK && (x & (x - 1)))
+            st = gm_error_set(err, GM_ERR_USAGE, "run: --vm-granularity %ld: expected a power of two", x);
+        o->vm_granularity = (uint64_t)x;
     } else if (!strcmp(name, "--devices")) {
         if ((st = parse_long(name, v, 1, 2, &x, err)) == GM_OK) o->devices = (unsigned)x;
     } else if (!strcmp(name, "--device")) {

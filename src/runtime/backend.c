@@ -108,6 +108,7 @@ gm_status gm_device_open(gm_backend_kind kind, int device_id, gm_device **out, g
         gm_free(dev);
         return st;
     }
+    dev->driver_base = ops->driver_used ? ops->driver_used(dev) : 0;
     *out = dev;
     return GM_OK;
 }

@@ -254,6 +254,17 @@ static gm_status cuda_event_sync(gm_event *e, gm_error *err)
     return GM_OK;
 }
 
+/* Every process's: on a GPU shared with others the peak includes their changes too. */
+static uint64_t cuda_driver_used(gm_device *dev)
+{
+    size_t free_bytes = 0, total = 0;
+    if (cudaSetDevice(dev->id) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return (uint64_t)(total - free_bytes);
+}
+
 const gm_backend_ops gm_backend_cuda_ops = {
     .name = "cuda",
     .device_count = cuda_device_count,
@@ -262,6 +273,7 @@ const gm_backend_ops gm_backend_cuda_ops = {
     .props = cuda_props,
     .malloc = cuda_malloc,
     .free = cuda_free,
+    .driver_used = cuda_driver_used,
     .vm_granularity = gm_cuda_vm_granularity,
     .reserve = gm_cuda_vm_reserve,
     .map = gm_cuda_vm_map,

@@ -105,11 +105,10 @@ size_t gm_cuda_vm_granularity(gm_device *dev)
     return g;
 }
 
-gm_status gm_cuda_vm_reserve(gm_device *dev, size_t size, void **base, gm_error *err)
+gm_status gm_cuda_vm_reserve(gm_device *dev, size_t size, size_t align, void **base, gm_error *err)
 {
     CUdeviceptr p = 0;
-    const size_t g = gm_cuda_vm_granularity(dev); /* the base aligned as every map must be */
-    CUresult rc = g ? drv.address_reserve(&p, size, g, 0, 0) : CUDA_ERROR_NOT_SUPPORTED;
+    CUresult rc = ready(dev) ? drv.address_reserve(&p, size, align, 0, 0) : CUDA_ERROR_NOT_SUPPORTED;
     if (rc != CUDA_SUCCESS) /* unsupported rather than an error: the caller falls back */
         return gm_error_set(err, GM_ERR_UNSUPPORTED, GM_DEV_FMT ": cuMemAddressReserve of %zu bytes: CUresult %d",
                             GM_DEV_ARGS(dev), size, (int)rc);

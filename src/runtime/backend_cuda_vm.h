@@ -10,7 +10,7 @@
 /* 0 where the device or the driver has no virtual memory management (reserve then reports
  * unsupported and callers fall back to cudaMalloc, quietly). */
 size_t gm_cuda_vm_granularity(gm_device *dev);
-gm_status gm_cuda_vm_reserve(gm_device *dev, size_t size, void **base, gm_error *err);
+gm_status gm_cuda_vm_reserve(gm_device *dev, size_t size, size_t align, void **base, gm_error *err);
 gm_status gm_cuda_vm_map(gm_device *dev, void *addr, size_t size, gm_error *err);
 void gm_cuda_vm_unmap(gm_device *dev, void *addr, size_t size);
 void gm_cuda_vm_release(gm_device *dev, void *base, size_t size);

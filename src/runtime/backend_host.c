@@ -6,6 +6,7 @@
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise, _SC_PHYS_PAGES */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,23 @@ static void host_free(gm_device *dev, void *ptr, size_t size) { free(ptr); }
 
 static size_t host_vm_granularity(gm_device *dev) { return page_size(); }
 
-static gm_status host_reserve(gm_device *dev, size_t size, void **base, gm_error *err)
+/* mmap aligns to the OS page only: a coarser alignment takes `align` more bytes and gives back
+ * what lies outside the aligned range. */
+static gm_status host_reserve(gm_device *dev, size_t size, size_t align, void **base, gm_error *err)
 {
-    void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    const size_t extra = align > page_size() ? align : 0;
+    char *p = size <= SIZE_MAX - extra ? mmap(NULL, size + extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                                       : MAP_FAILED;
     if (p == MAP_FAILED)
         /* Unsupported rather than an error: the caller falls back to physical memory. */
         return gm_error_set(err, GM_ERR_UNSUPPORTED, GM_DEV_FMT ": reserving %zu bytes of address space: %s",
                             GM_DEV_ARGS(dev), size, strerror(errno));
+    if (extra) {
+        char *a = (char *)(((uintptr_t)p + align - 1) / align * align);
+        if (a > p) munmap(p, (size_t)(a - p));
+        if (a + size < p + size + extra) munmap(a + size, (size_t)(p + size + extra - (a + size)));
+        p = a;
+    }
     *base = p;
     return GM_OK;
 }

@@ -47,6 +47,8 @@ struct gm_device {
     int64_t fail_after; /* allocations left before injected failures; < 0 = off */
     uint64_t mem_limit; /* 0 = none */
     bool vm_disabled;
+    uint64_t driver_base; /* driver_used when the device opened */
+    size_t vm_granule; /* a coarser granule than the backend's (gm_device_set_vm_granularity); 0 = its own */
     gm_stream *streams; /* open streams and events, closed by gm_device_close */
     gm_event *events;
 };
@@ -74,9 +76,12 @@ struct gm_backend_ops {
 
     gm_status (*malloc)(gm_device *dev, size_t size, void **out, gm_error *err);
     void (*free)(gm_device *dev, void *ptr, size_t size);
+    /* Optional: the bytes of device memory in use as the driver counts them (whole pages and
+     * granules, every process's), for gm_device_counters' driver_peak_bytes. */
+    uint64_t (*driver_used)(gm_device *dev);
     /* Virtual memory: NULL reserve = unsupported. */
     size_t (*vm_granularity)(gm_device *dev);
-    gm_status (*reserve)(gm_device *dev, size_t size, void **base, gm_error *err);
+    gm_status (*reserve)(gm_device *dev, size_t size, size_t align, void **base, gm_error *err); /* base % align == 0 */
     gm_status (*map)(gm_device *dev, void *addr, size_t size, gm_error *err);
     void (*unmap)(gm_device *dev, void *addr, size_t size);
     void (*release)(gm_device *dev, void *base, size_t size);

@@ -80,6 +80,10 @@ static void count_alloc(gm_device *dev, size_t size)
     dev->counters.bytes_in_use += size;
     if (dev->counters.bytes_in_use > dev->counters.peak_bytes)
         dev->counters.peak_bytes = dev->counters.bytes_in_use;
+    /* Right after an allocation is where the driver's count peaks too. */
+    const uint64_t used = dev->ops->driver_used ? dev->ops->driver_used(dev) : 0;
+    if (used > dev->driver_base && used - dev->driver_base > dev->counters.driver_peak_bytes)
+        dev->counters.driver_peak_bytes = used - dev->driver_base;
 }
 
 static void count_free(gm_device *dev, size_t size)
@@ -160,7 +164,9 @@ bool gm_device_owns(gm_device *dev, const void *ptr, size_t size)
 
 static size_t granularity(gm_device *dev)
 {
-    return dev->ops->reserve && !dev->vm_disabled ? dev->ops->vm_granularity(dev) : 0;
+    if (!dev->ops->reserve || dev->vm_disabled) return 0;
+    const size_t own = dev->ops->vm_granularity(dev);
+    return own && dev->vm_granule > own ? dev->vm_granule : own;
 }
 
 static ptrdiff_t find_reservation(const gm_device *dev, uintptr_t p, size_t size)
@@ -205,7 +211,7 @@ gm_status gm_device_reserve(gm_device *dev, size_t size, void **base, gm_error *
         dev->cap_resv = cap;
     }
     void *b = NULL;
-    st = dev->ops->reserve(dev, size, &b, err);
+    st = dev->ops->reserve(dev, size, g, &b, err);
     if (st != GM_OK) goto out;
     dev->resv[dev->nresv++] = (gm_reservation){(uintptr_t)b, size, 0};
     dev->counters.reservations++;
@@ -319,6 +325,27 @@ void gm_device_disable_virtual_memory(gm_device *dev)
     pthread_mutex_lock(&dev->lock);
     dev->vm_disabled = true;
     pthread_mutex_unlock(&dev->lock);
+}
+
+gm_status gm_device_set_vm_granularity(gm_device *dev, size_t bytes, gm_error *err)
+{
+    if (!valid_device(dev, "gm_device_set_vm_granularity", err)) return GM_ERR_INPUT;
+    pthread_mutex_lock(&dev->lock);
+    const size_t own = dev->ops->reserve && !dev->vm_disabled ? dev->ops->vm_granularity(dev) : 0;
+    gm_status st = GM_OK;
+    if (!own)
+        st = gm_error_set(err, GM_ERR_UNSUPPORTED, GM_DEV_FMT ": no virtual memory", GM_DEV_ARGS(dev));
+    else if (bytes && (bytes < own || bytes % own || (bytes & (bytes - 1))))
+        st = gm_error_set(err, GM_ERR_INPUT,
+                          "gm_device_set_vm_granularity: %zu bytes on " GM_DEV_FMT
+                          ": expected a power of two multiple of the device's granule, %zu", bytes, GM_DEV_ARGS(dev), own);
+    else if (dev->nresv)
+        st = gm_error_set(err, GM_ERR_INPUT, "gm_device_set_vm_granularity: " GM_DEV_FMT " has reservations already",
+                          GM_DEV_ARGS(dev));
+    else
+        dev->vm_granule = bytes;
+    pthread_mutex_unlock(&dev->lock);
+    return st;
 }
 
 void gm_device_get_counters(gm_device *dev, gm_device_counters *out)

@@ -41,6 +41,7 @@ void gm_run_options_init(gm_run_options *o)
     o->streams = 1;
     o->iterations = 1;
     o->memory_limit = 0;
+    o->vm_granularity = 0;
     o->devices = 1;
     o->memory_first = false;
     o->learn_plan = false;
@@ -82,6 +83,7 @@ gm_status gm_exec_open_streams(gm_exec *x, const gm_run_options *o, gm_place_fau
     gm_status st = gm_device_open(o->backend, o->device_id, &x->dev, x->err);
     if (st != GM_OK) return st;
     gm_device_set_memory_limit(x->dev, o->memory_limit);
+    if (o->vm_granularity && (st = gm_device_set_vm_granularity(x->dev, o->vm_granularity, x->err)) != GM_OK) return st;
     if ((st = gm_place_open(x, o, fault, n_symbols)) != GM_OK) return st; /* opens device 1 */
     for (unsigned s = 0; s < gm_exec_total_streams(x); s++)
         if ((st = gm_stream_create(gm_place_device(x, s / x->n_streams), &x->streams[s], x->err)) != GM_OK) return st;
@@ -103,6 +105,7 @@ static void note_device_peak(gm_exec *x)
         gm_device_counters c;
         gm_device_get_counters(dev, &c);
         x->stats->device_peak_bytes += c.peak_bytes;
+        x->stats->driver_peak_bytes += c.driver_peak_bytes;
     }
 }
 

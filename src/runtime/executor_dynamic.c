@@ -203,6 +203,7 @@ static void close_resources(gm_dyn *d)
         gm_device_counters c;
         gm_device_get_counters(gm_place_device(x, dv), &c);
         x->stats->device_peak_bytes += c.peak_bytes;
+        x->stats->driver_peak_bytes += c.driver_peak_bytes;
     }
     x->stats->alloc.device_peak_bytes = x->stats->device_peak_bytes;
     gm_device_close(x->dev);

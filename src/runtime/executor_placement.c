@@ -120,6 +120,8 @@ gm_status gm_place_open(gm_exec *x, const gm_run_options *o, gm_place_fault faul
         gm_status st = gm_device_open(o->backend, o->device_id + 1, &pl->dev1, x->err);
         if (st != GM_OK) return st;
         gm_device_set_memory_limit(pl->dev1, o->memory_limit);
+        if (o->vm_granularity && (st = gm_device_set_vm_granularity(pl->dev1, o->vm_granularity, x->err)) != GM_OK)
+            return st;
         pl->pool[1].dev = pl->dev1;
     }
     return GM_OK;
