@@ -262,6 +262,8 @@ typedef struct tight_fixture {
     fixture f;
 } tight_fixture;
 
+static bool g_l1_maps_granules; /* tight_open's gm_ms_config.l1_maps_granules */
+
 static void tight_open(tight_fixture *t, bool recycle_before_growth, syncs *sy)
 {
     fake_init(&t->dev, 64);
@@ -271,7 +273,7 @@ static void tight_open(tight_fixture *t, bool recycle_before_growth, syncs *sy)
     assert_non_null(t->l1 = gm_caching_create(&src, &l1c, NULL, NULL));
     t->l1src = gm_caching_as_source(t->l1);
     gm_ms_config cfg = {.streams = 2, .l2 = c, .sync = sy ? record_sync : NULL, .sync_ctx = sy,
-                        .recycle_before_growth = recycle_before_growth};
+                        .recycle_before_growth = recycle_before_growth, .l1_maps_granules = g_l1_maps_granules};
     gm_error err;
     t->f = (fixture){.g = NULL};
     assert_int_equal(gm_ms_group_create(&cfg, &t->l1src, &t->f.g, &err), GM_OK);
@@ -321,6 +323,38 @@ static void test_recycle_before_growth(void **state)
     (void)state;
     run_recycle_before_growth(true);
     run_recycle_before_growth(false);
+}
+
+/* recycle_before_growth over an L1 that maps coarse granules: LastWaitEvents gives the pools'
+ * idle memory back (each stream synchronized), as GE's mode does, so that the next iteration
+ * starts from L1's memory merged whole; over fine pages the pools keep it. */
+static void run_iteration_end(bool granules)
+{
+    tight_fixture t;
+    syncs sy = {0};
+    g_l1_maps_granules = granules;
+    tight_open(&t, true, &sy);
+    g_l1_maps_granules = false;
+    gm_ms_block *x = gm_ms_l2_malloc(t.f.a[0], 2 * P);
+    gm_ms_block *y = gm_ms_l2_malloc(t.f.a[1], P);
+    gm_ms_block_free(x, 0);
+    gm_ms_block_free(y, 1);
+    size_t reserved = 0;
+    gm_ms_stats st;
+    gm_ms_group_stats(t.f.g, &st, &reserved);
+    assert_int_equal(reserved, 3 * P);
+    gm_ms_last_wait_events(t.f.g);
+    gm_ms_group_stats(t.f.g, &st, &reserved);
+    assert_int_equal(reserved, granules ? 0 : 3 * P);
+    assert_int_equal(sy.n, granules ? 2 : 0);
+    tight_close(&t);
+}
+
+static void test_coarse_l1_recycles_at_iteration_end(void **state)
+{
+    (void)state;
+    run_iteration_end(true);
+    run_iteration_end(false);
 }
 
 /* recycle_before_growth: a parked block is lent where the pool would grow only up to twice the
@@ -895,6 +929,7 @@ int main(void)
         cmocka_unit_test(test_longer_parked_block_lent_before_pool_grows),
         cmocka_unit_test(test_idle_chunk_shared_after_event),
         cmocka_unit_test(test_recycle_before_growth),
+        cmocka_unit_test(test_coarse_l1_recycles_at_iteration_end),
         cmocka_unit_test(test_idle_chunk_shared_through_a_third_stream),
         cmocka_unit_test(test_destroy_returns_shared_chunk),
         cmocka_unit_test(test_small_blocks_share_pages),

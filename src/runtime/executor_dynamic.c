@@ -157,7 +157,7 @@ static gm_status open_allocator(gm_dyn *d, unsigned dv, bool memory_first, bool 
     gm_mem_source l1 = gm_caching_as_source(d->l1[dv]);
     gm_ms_config ms = {.streams = x->n_streams, .l2 = cfg, .sync = sync_streams, .sync_ctx = &d->sync_ctx[dv],
                        .order = order_streams, .order_ctx = &d->sync_ctx[dv], .recycle_before_growth = memory_first,
-                       .learn_plan = learn_plan};
+                       .l1_maps_granules = vm > ((size_t)1 << cfg.page_shift), .learn_plan = learn_plan};
     return gm_ms_group_create(&ms, &l1, &d->g[dv], x->err);
 }
 

@@ -175,8 +175,9 @@ void gm_ms_last_wait_events(gm_ms_group *g)
     gm_ms_settle_all(g);
     /* GE gives every pool's idle memory back to L1 here, a synchronize of each stream every
      * iteration; recycling before growth gives it back when L1 would grow instead, and the pools
-     * keep it across iterations otherwise (the next one finds it where it was needed). */
-    if (!g->recycle_before_growth)
+     * keep it across iterations otherwise (the next one finds it where it was needed), unless L1
+     * maps coarse granules (gm_ms_config.l1_maps_granules). */
+    if (g->recycle_at_iteration_end)
         for (uint32_t s = 0; s < g->n; s++) gm_ms_l2_recycle_free_mem(g->alloc[s]);
     if (g->plan) gm_ms_plan_iteration_end(g->plan);
 }

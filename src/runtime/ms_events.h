@@ -70,7 +70,7 @@ bool gm_ms_news_in_flight(const gm_ms_group *g, uint32_t src, uint32_t dst);
 void gm_ms_forget_in_flight(gm_ms_group *g);
 /* LastWaitEvents (every stream joined): every pending local recycle resolved at its birth stream,
  * every parked block sent home, every pool's idle memory back to L1 (not with
- * recycle_before_growth: the pools keep it until L1 would grow). */
+ * recycle_before_growth, unless l1_maps_granules: the pools keep it until L1 would grow). */
 void gm_ms_last_wait_events(gm_ms_group *g);
 
 /* AccessMemCrossStream / WanderFrom: a tensor made on src is used on dst: dst takes a

@@ -34,6 +34,8 @@ struct gm_ms_group {
     void *sync_ctx;
     bool in_l1_ladder; /* the L1 adaptor's recycle-each-pool step is running */
     bool recycle_before_growth; /* gm_ms_config.recycle_before_growth */
+    bool recycle_at_iteration_end; /* LastWaitEvents gives the pools' idle memory back: GE's
+                                      mode, or l1_maps_granules */
     bool l1_within_only;        /* L1 may not grow for this malloc (ms_l2_allocator.c: malloc_settled) */
     /* Event epochs (cross-stream sharing of idle chunks, not GE's): epoch[s] counts the events s
      * sent; known[t * n + s] is the latest epoch of s that t has waited for, directly or through

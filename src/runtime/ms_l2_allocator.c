@@ -159,6 +159,7 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
     g->order = cfg->order;
     g->order_ctx = cfg->order_ctx;
     g->recycle_before_growth = cfg->recycle_before_growth;
+    g->recycle_at_iteration_end = !cfg->recycle_before_growth || cfg->l1_maps_granules;
     for (uint32_t s = 0; s < g->n; s++) {
         if (!(g->alloc[s] = allocator_create(g, s, cfg, l1))) {
             gm_ms_group_destroy(g);

@@ -50,6 +50,14 @@ typedef struct gm_ms_config {
      * instead of recycling them all (GE's synchronize of every stream every iteration).
      * false: GE's behaviour. */
     bool recycle_before_growth;
+    /* With recycle_before_growth: L1 maps device memory in granules coarser than the pools'
+     * pages (a GPU's 2 MiB against 4 KiB). L1 cannot unmap the pieces of a granule that one
+     * iteration's releases leave idle beside occupied pages, so across iterations such pieces
+     * strand granule after granule (resnet18 on one stream: 52 MiB after the first iteration, 66
+     * MiB after the sixth). Then LastWaitEvents gives the pools' idle memory back after all, as
+     * in GE's mode, and every iteration starts from memory merged whole again: the device holds
+     * what the first iteration needed. */
+    bool l1_maps_granules;
     /* Not GE's: record the first iteration (up to LastWaitEvents), pack its blocks into one
      * region, and answer the next iterations from that plan while they repeat it
      * (ms_learned_plan.h). Internal dependencies (order) let it pack tighter. false: none. */
