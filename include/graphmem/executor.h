@@ -76,7 +76,9 @@ typedef struct gm_run_options {
                             64 KiB, the L1 in expandable mode (the device's virtual memory, where it
                             has it), and before L1 grows the pools recycling and the releases still
                             waiting for events settled (stream synchronizes for less device
-                            memory); false by default */
+                            memory); where the device maps granules coarser than the pages (a
+                            GPU's 2 MiB), the pools also give their idle memory back at the end of
+                            each iteration (gm_ms_config.l1_maps_granules); false by default */
     bool learn_plan;     /* dynamic mode, not GE's: the allocator records the first iteration and
                             serves the next ones from a packed plan of it while they repeat it
                             (src/runtime/ms_learned_plan.h); false by default */
