@@ -91,7 +91,10 @@ expect 0 "run --plan --json" "$GM" run --plan --json && has "$TMP/out" '"corrupt
 expect 0 "run (allocator by default)" "$GM" run --streams 2 && has "$TMP/out" "recycles" "default run prints allocator stats"
 expect 0 "run --dynamic" "$GM" run --dynamic --streams 4 --iterations 2 && has "$TMP/out" "recycles" "allocator stats" \
   && has "$TMP/out" "every read found its writer's data" "dynamic run clean"
-expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator"
+expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 4000000 && has "$TMP/out" '"borrow_recycles":' "json allocator" \
+  && has "$TMP/out" '"median_iteration_ns":' "json time"
+expect 0 "run times iterations" "$GM" run --iterations 3 && has "$TMP/out" "then " "the others' median" \
+  && has "$TMP/out" "(the median of the other 2)" "counted"
 expect 0 "run --memory-first" "$GM" run --memory-first --streams 4 --iterations 3 --json && has "$TMP/out" '"growth_recycles":' "json recycles before growth" \
   && has "$TMP/out" '"corrupted_reads":	0' "memory-first run clean"
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"

@@ -73,6 +73,8 @@ static void check_clean(const gm_run_stats *s, unsigned streams, const char *wha
     assert_int_equal(s->alloc.live_bytes, 0);
     assert_int_equal(s->alloc.leaked_blocks, 0);
     assert_int_equal(s->alloc.sync_violations, 0);
+    assert_true(s->first_iteration_ns > 0); /* timed (never compared: a measurement) */
+    assert_true(s->median_iteration_ns > 0);
     if (streams > 1) {
         /* memory crossed streams: references, news by events, blocks recycled off their birth stream */
         assert_true(s->alloc.cross_stream_accesses > 0);

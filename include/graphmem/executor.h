@@ -126,6 +126,10 @@ typedef struct gm_run_stats {
     uint64_t device_peak_bytes; /* most device memory held at one time, all devices together */
     uint64_t driver_peak_bytes; /* the same as the devices' drivers count it (gm_device_counters);
                                    0 where the backend cannot tell (host) */
+    /* Wall clock of an iteration, from its launch to every stream done: the first (allocations,
+     * a plan's recording, kernels loading) and the median of the others (of the first 4,096;
+     * the first's own when it ran alone). Measured, so never compared in a test. */
+    uint64_t first_iteration_ns, median_iteration_ns;
     uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
     /* placement copies (see "Placement" above), all iterations */
     uint64_t copies[GM_COPY_KIND_COUNT]; /* by kind: H2D, D2H, (D2D unused), P2P */

@@ -105,6 +105,10 @@ static void print_text(const gm_model *m, const gm_run_options *ro, const gm_pla
                "for streams and kernels)\n",
                "device, driver's count", u(s->driver_peak_bytes));
     printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", u(s->tasks), u(s->events));
+    printf("  %-26s first iteration %.3f ms", "time", (double)s->first_iteration_ns / 1e6);
+    if (ro->iterations > 1)
+        printf(", then %.3f ms (the median of the other %u)", (double)s->median_iteration_ns / 1e6, ro->iterations - 1);
+    printf("\n");
     if (p) /* the dynamic run's events are the allocator's, above */
         printf("  %-26s %llu recorded, %llu waited on streams, %llu host syncs\n", "events", u(s->events_recorded),
                u(s->events), u(s->host_syncs));
@@ -157,6 +161,8 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     if (p) add_static_json(j, p, s);
     else add_alloc_json(j, &s->alloc);
     cJSON_AddNumberToObject(j, "driver_peak_bytes", (double)s->driver_peak_bytes);
+    cJSON_AddNumberToObject(j, "first_iteration_ns", (double)s->first_iteration_ns);
+    cJSON_AddNumberToObject(j, "median_iteration_ns", (double)s->median_iteration_ns);
     cJSON_AddNumberToObject(j, "tasks", (double)s->tasks);
     cJSON_AddNumberToObject(j, "events", (double)s->events);
     cJSON_AddNumberToObject(j, "events_recorded", (double)s->events_recorded);

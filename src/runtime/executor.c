@@ -162,10 +162,12 @@ gm_status gm_run_static_fault(const gm_model *m, const gm_plan *p, const gm_run_
     if (st == GM_OK) st = gm_exec_init_constants(x);
     for (unsigned k = 0; st == GM_OK && k < o->iterations; k++) {
         x->iteration = k;
+        gm_exec_clock_start(&x->clock);
         st = gm_exec_launch_iteration(x);
         if (st == GM_OK) st = sync_all(x);
-        if (st == GM_OK) gm_exec_collect(x);
+        if (st == GM_OK) gm_exec_clock_stop(&x->clock), gm_exec_collect(x);
     }
+    gm_exec_clock_report(&x->clock, stats);
     if (st == GM_OK) st = sync_all(x);
     close_resources(x);
     gm_exec_free_index(x);

@@ -501,9 +501,11 @@ gm_status gm_run_dynamic_faults(const gm_model *m, const gm_run_options *o, gm_r
     if (st == GM_OK) st = gm_dyn_index(d);
     for (unsigned k = 0; st == GM_OK && k < o->iterations; k++) {
         x->iteration = k;
-        st = iterate(d);
-        if (st == GM_OK) gm_exec_collect(x);
+        gm_exec_clock_start(&x->clock);
+        st = iterate(d); /* every stream synchronized at its end */
+        if (st == GM_OK) gm_exec_clock_stop(&x->clock), gm_exec_collect(x);
     }
+    gm_exec_clock_report(&x->clock, stats);
     copy_alloc_stats(d);
     close_resources(d);
     gm_dyn_free_index(d);

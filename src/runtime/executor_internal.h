@@ -23,6 +23,20 @@ typedef struct gm_exec_check {
     uint64_t bytes;
 } gm_exec_check;
 
+/* Iteration durations (executor_clock.c). */
+#define GM_EXEC_CLOCK_KEPT 4096
+typedef struct gm_exec_clock {
+    uint64_t ns[GM_EXEC_CLOCK_KEPT]; /* the first GM_EXEC_CLOCK_KEPT iterations' */
+    unsigned n;                      /* iterations timed */
+    uint64_t t0;
+} gm_exec_clock;
+
+void gm_exec_clock_start(gm_exec_clock *c);
+void gm_exec_clock_stop(gm_exec_clock *c);
+/* first_iteration_ns and median_iteration_ns of s (the median of the others; of the first when
+ * it was the only one). */
+void gm_exec_clock_report(gm_exec_clock *c, gm_run_stats *s);
+
 typedef struct gm_exec {
     const gm_model *m;
     const gm_plan *p;
@@ -56,6 +70,7 @@ typedef struct gm_exec {
     void *region[GM_PLAN_R_COUNT][GM_MEM_COUNT];
     /* a symbol's name for reports: the plan's id, or the symbol table's name */
     const char *(*sym_name)(const struct gm_exec *x, int32_t sym, char *buf, size_t cap);
+    gm_exec_clock clock;
 } gm_exec;
 
 gm_status gm_exec_index(gm_exec *x);
