@@ -68,8 +68,9 @@ static const char k_run_options[] =
     "                        recycle and the releases still waiting for events are settled)\n"
     "  --learn-plan          dynamic mode: the allocator records the first iteration, packs it into one\n"
     "                        region, and answers the next ones from that plan while they repeat it\n"
-    "  --vm-granularity BYTES  memory first's device maps virtual memory in granules of BYTES, a power of two\n"
-    "                        multiple of its own (the host's: the OS page; 2097152 maps as a GPU does)\n"
+    "  --vm-granularity BYTES  the device maps memory first's virtual memory in granules of BYTES,\n"
+    "                        a power of two multiple of its own (the host's: the OS page; 2097152 maps\n"
+    "                        as a GPU does)\n"
     "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";
 
 void gm_cli_usage(const char *cmd)
