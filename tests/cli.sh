@@ -95,6 +95,7 @@ expect 0 "run --dynamic --json" "$GM" run --dynamic --json --memory-limit 400000
   && has "$TMP/out" '"median_iteration_ns":' "json time"
 expect 0 "run times iterations" "$GM" run --iterations 3 && has "$TMP/out" "then " "the others' median" \
   && has "$TMP/out" "(the median of the other 2)" "counted"
+expect 0 "run times two iterations" "$GM" run --iterations 2 && has "$TMP/out" "ms (the second)" "the second alone"
 expect 0 "run --memory-first" "$GM" run --memory-first --streams 4 --iterations 3 --json && has "$TMP/out" '"growth_recycles":' "json recycles before growth" \
   && has "$TMP/out" '"corrupted_reads":	0' "memory-first run clean"
 expect 2 "run bad memory limit" "$GM" run --memory-limit 0 && has "$TMP/err" "--memory-limit" "names the option"

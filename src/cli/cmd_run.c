@@ -106,7 +106,8 @@ static void print_text(const gm_model *m, const gm_run_options *ro, const gm_pla
                "device, driver's count", u(s->driver_peak_bytes));
     printf("  %-26s %llu tasks, %llu cross-stream waits\n", "executed", u(s->tasks), u(s->events));
     printf("  %-26s first iteration %.3f ms", "time", (double)s->first_iteration_ns / 1e6);
-    if (ro->iterations > 1)
+    if (ro->iterations == 2) printf(", then %.3f ms (the second)", (double)s->median_iteration_ns / 1e6);
+    if (ro->iterations > 2)
         printf(", then %.3f ms (the median of the other %u)", (double)s->median_iteration_ns / 1e6, ro->iterations - 1);
     printf("\n");
     if (p) /* the dynamic run's events are the allocator's, above */
