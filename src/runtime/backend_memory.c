@@ -162,10 +162,16 @@ bool gm_device_owns(gm_device *dev, const void *ptr, size_t size)
 
 /* ---- virtual memory ---------------------------------------------------------------------- */
 
+/* The backend's granule, 0 without virtual memory. */
+static size_t own_granularity(gm_device *dev)
+{
+    return dev->ops->reserve && !dev->vm_disabled ? dev->ops->vm_granularity(dev) : 0;
+}
+
+/* The granule maps take: the backend's, or a coarser one set (gm_device_set_vm_granularity). */
 static size_t granularity(gm_device *dev)
 {
-    if (!dev->ops->reserve || dev->vm_disabled) return 0;
-    const size_t own = dev->ops->vm_granularity(dev);
+    const size_t own = own_granularity(dev);
     return own && dev->vm_granule > own ? dev->vm_granule : own;
 }
 
@@ -331,7 +337,7 @@ gm_status gm_device_set_vm_granularity(gm_device *dev, size_t bytes, gm_error *e
 {
     if (!valid_device(dev, "gm_device_set_vm_granularity", err)) return GM_ERR_INPUT;
     pthread_mutex_lock(&dev->lock);
-    const size_t own = dev->ops->reserve && !dev->vm_disabled ? dev->ops->vm_granularity(dev) : 0;
+    const size_t own = own_granularity(dev);
     gm_status st = GM_OK;
     if (!own)
         st = gm_error_set(err, GM_ERR_UNSUPPORTED, GM_DEV_FMT ": no virtual memory", GM_DEV_ARGS(dev));

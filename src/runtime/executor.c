@@ -96,8 +96,7 @@ static gm_status open_resources(gm_exec *x, const gm_run_options *o, gm_place_fa
     return st == GM_OK ? gm_exec_alloc_regions(x) : st;
 }
 
-/* The most device memory held at one time: each device's peak (regions and staging). */
-static void note_device_peak(gm_exec *x)
+void gm_exec_note_device_peak(gm_exec *x)
 {
     for (unsigned d = 0; d < (x->n_devices > 1 ? x->n_devices : 1); d++) {
         gm_device *dev = x->place ? gm_place_device(x, d) : x->dev;
@@ -117,7 +116,7 @@ static void close_resources(gm_exec *x)
         if (x->streams[s]) gm_stream_synchronize(x->streams[s], &ignore);
     gm_exec_free_events(x);
     for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
-    if (x->dev) note_device_peak(x);
+    if (x->dev) gm_exec_note_device_peak(x);
     if (x->place) gm_exec_free_regions(x);
     gm_device_close(x->dev);
     gm_place_close(x);

@@ -199,12 +199,7 @@ static void close_resources(gm_dyn *d)
     }
     for (unsigned s = 0; s < total; s++) gm_stream_destroy(x->streams[s], &ignore);
     if (x->place) gm_place_free_staging(x);
-    for (unsigned dv = 0; dv < n_devices(x) && x->dev && x->place; dv++) {
-        gm_device_counters c;
-        gm_device_get_counters(gm_place_device(x, dv), &c);
-        x->stats->device_peak_bytes += c.peak_bytes;
-        x->stats->driver_peak_bytes += c.driver_peak_bytes;
-    }
+    if (x->dev) gm_exec_note_device_peak(x);
     x->stats->alloc.device_peak_bytes = x->stats->device_peak_bytes;
     gm_device_close(x->dev);
     gm_place_close(x);

@@ -89,6 +89,9 @@ static inline unsigned gm_exec_task_device(const gm_exec *x, size_t t)
     return (unsigned)x->task_stream[t] / x->n_streams;
 }
 
+/* The most device memory held at one time into the statistics: each device's peak (regions,
+ * allocators and staging), as the device and as its driver count it. */
+void gm_exec_note_device_peak(gm_exec *x);
 /* Streams of all devices (n_streams * n_devices). */
 unsigned gm_exec_total_streams(const gm_exec *x);
 /* A checked read of sym by n: its mismatch counter, NULL (error set) when out of capacity. */
