@@ -903,6 +903,85 @@ static void test_dependencies_only_where_they_save_pages(void **state)
     }
 }
 
+/* On the plan no call counts anything (the fast paths only move cursors): the statistics read
+ * in the middle of an iteration count what the cursors passed, and a departure counts each
+ * planned block's references as the passed calls left them, so that a block still referenced on
+ * another stream keeps the region until its last free. */
+static void test_counted_where_the_cursors_are(void **state)
+{
+    (void)state;
+    model *m = fresh_model(2);
+    stack st;
+    stack_open(&st, 2, MODE_GE, m);
+    gm_ms_event_payload p;
+    gm_ms_event_payload_init(&p, 0, 1);
+    gm_error err;
+    gm_ms_stats ms;
+    gm_ms_block *x = NULL, *y = NULL;
+    for (int k = 0; k < 2; k++) { /* 0 recorded; 1 departs at y's malloc (another size) */
+        x = gm_ms_fast_malloc(al(&st, 0), 4096);
+        assert_int_equal(gm_ms_fast_send(st.g, &p, &err), GM_OK);
+        gm_ms_group_stats(st.g, &ms, NULL);
+        assert_int_equal(ms.events_sent, (size_t)k + 1);
+        assert_int_equal(plan_stats(&st).planned_mallocs, (size_t)k);
+        gm_ms_fast_wait(st.g, &p);
+        assert_int_equal(gm_ms_fast_access(x, 0, 1, &err), GM_OK);
+        gm_ms_fast_free(x, 0);
+        gm_ms_group_stats(st.g, &ms, NULL);
+        assert_int_equal(ms.events_waited, (size_t)k + 1);
+        y = gm_ms_fast_malloc(al(&st, 1), k ? 9999 : 8192);
+        gm_ms_fast_free(y, 1);
+        if (!k) gm_ms_fast_free(x, 1);
+        gm_ms_last_wait_events(st.g);
+    }
+    gm_ms_plan_stats ps = plan_stats(&st);
+    assert_int_equal(ps.departures, 1);
+    assert_int_equal(ps.planned_mallocs, 1);
+    assert_true(ps.region_bytes > 0); /* x is still out on stream 1 */
+    gm_ms_group_stats(st.g, &ms, NULL);
+    assert_int_equal(ms.events_sent, 2);
+    assert_int_equal(ms.events_waited, 2);
+    gm_ms_fast_free(x, 1); /* off the plan: counted call by call */
+    gm_ms_last_wait_events(st.g);
+    assert_int_equal(plan_stats(&st).region_bytes, 0);
+    gm_ms_event_payload_fini(&p);
+    stack_close(&st);
+}
+
+/* A send names its destination in the plan: a payload from the same stream to another one leaves
+ * the plan at the send, in the call and in its fast path alike. */
+static void test_send_to_another_stream_departs(void **state)
+{
+    (void)state;
+    model *m = fresh_model(3);
+    gm_error err;
+    for (int fast = 0; fast < 2; fast++) {
+        stack st;
+        stack_open(&st, 3, MODE_GE, m);
+        gm_ms_event_payload p, q;
+        gm_ms_event_payload_init(&p, 0, 1);
+        gm_ms_event_payload_init(&q, 0, 2);
+        for (int k = 0; k < 3; k++) {
+            gm_ms_event_payload *e = k == 2 ? &q : &p;
+            gm_ms_block *a = gm_ms_fast_malloc(al(&st, 0), 8192);
+            gm_ms_fast_free(a, 0);
+            assert_int_equal(fast ? gm_ms_fast_send(st.g, e, &err) : gm_ms_send_event(st.g, e, &err), GM_OK);
+            assert_int_equal(plan_stats(&st).departures, k == 2);
+            fast ? gm_ms_fast_wait(st.g, e) : gm_ms_wait_event(st.g, e);
+            gm_ms_block *b = gm_ms_fast_malloc(al(&st, e->dst), 8192);
+            assert_int_equal(b->type == GM_MS_PLANNED, k == 1);
+            gm_ms_fast_free(b, e->dst);
+            gm_ms_last_wait_events(st.g);
+        }
+        gm_ms_plan_stats ps = plan_stats(&st);
+        assert_int_equal(ps.iterations_on, 1);
+        assert_int_equal(ps.departures, 1);
+        gm_ms_event_payload_fini(&p);
+        gm_ms_event_payload_fini(&q);
+        stack_close(&st);
+    }
+}
+
 /* A planned block never freed is a leak like any other: counted by the group's destroy, which
  * still gives the region back. */
 static void test_planned_leak_at_destroy(void **state)
@@ -935,6 +1014,8 @@ int main(void)
                                        cmocka_unit_test(test_wait_on_another_send_departs),
                                        cmocka_unit_test(test_dependencies_only_where_they_save_pages),
                                        cmocka_unit_test(test_planned_leak_at_destroy),
+                                       cmocka_unit_test(test_counted_where_the_cursors_are),
+                                       cmocka_unit_test(test_send_to_another_stream_departs),
                                        cmocka_unit_test(test_allocation_failures)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,12 +59,9 @@ gm_status gm_ms_send_event(gm_ms_group *g, gm_ms_event_payload *p, gm_error *err
         return gm_error_set(err, GM_ERR_USAGE, "event %u -> %u: bad streams for %u", p->src, p->dst, g->n);
     if (!g->plan) return gm_ms_send_unrecorded(g, p, err);
     /* not GE's: a learned plan has nothing to carry (ms_learned_plan.h) */
-    if (gm_ms_plan_on(g) && gm_ms_plan_send(g->plan, p->src, &p->plan_send, &p->plan_iter)) {
-        g->st.events_sent++;
-        return GM_OK;
-    }
+    if (gm_ms_plan_on(g) && gm_ms_plan_send(g->plan, p->src, p->dst, &p->plan_wait, &p->plan_iter)) return GM_OK;
     gm_status st = gm_ms_send_unrecorded(g, p, err);
-    if (st == GM_OK && gm_ms_plan_recording(g)) gm_ms_plan_record_send(g->plan, p->src, &p->plan_send, &p->plan_iter);
+    if (st == GM_OK && gm_ms_plan_recording(g)) gm_ms_plan_record_send(g->plan, p->src, p->dst, &p->plan_wait, &p->plan_iter);
     return st;
 }
 
@@ -130,11 +127,8 @@ static inline void apply_news(gm_ms_group *g, gm_ms_event_payload *p)
 void gm_ms_wait_event(gm_ms_group *g, gm_ms_event_payload *p)
 {
     if (g->plan) {
-        if (gm_ms_plan_on(g) && gm_ms_plan_wait(g->plan, p->src, p->dst, p->plan_send, &p->plan_iter)) {
-            g->st.events_waited++;
-            return;
-        }
-        if (gm_ms_plan_recording(g)) gm_ms_plan_record_wait(g->plan, p->src, p->dst, p->plan_send, &p->plan_iter);
+        if (gm_ms_plan_on(g) && gm_ms_plan_wait(g->plan, p->dst, p->plan_wait, &p->plan_iter)) return;
+        if (gm_ms_plan_recording(g)) gm_ms_plan_record_wait(g->plan, p->dst, p->plan_wait, &p->plan_iter);
     }
     gm_ms_wait_unrecorded(g, p);
 }

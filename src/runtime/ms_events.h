@@ -34,8 +34,10 @@ typedef struct gm_ms_event_payload {
      * dependencies only), where an internal event src -> dst delivers its news early
      * (gm_ms_deliver_in_flight). */
     struct gm_ms_flight *flight;
-    /* A learned plan's name for its latest send: its place in src's sequence and the iteration */
-    uint32_t plan_send, plan_iter;
+    /* A learned plan's word for the wait on its latest send (the send's place in src's sequence),
+     * and the iteration of that send */
+    uint64_t plan_wait;
+    uint32_t plan_iter;
     struct gm_ms_event_payload *fl_prev, *fl_next;
 } gm_ms_event_payload;
 

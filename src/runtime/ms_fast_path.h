@@ -16,24 +16,22 @@
 #include "runtime/ms_events.h"
 #include "runtime/ms_internal.h"
 
-/* No test of the plan's mode: while no plan answers, every cursor points at a word that matches
- * no call (ms_learned_plan.c), and so does the cursor of a stream the group does not have. */
+/* No test of the plan's mode, nor of whether the group has one: while no plan answers, every
+ * cursor (the group's, gm_ms_cursors) points at a call that matches no call, and so does the cursor
+ * of a stream the group does not have. */
 
 /* gm_ms_l2_malloc */
 static inline gm_ms_block *gm_ms_fast_malloc(gm_ms_l2_allocator *a, size_t size)
 {
-    gm_ms_plan *p = a->group->plan;
-    gm_ms_block *b = p ? gm_ms_plan_malloc_hit(p, a->stream, size) : NULL;
+    gm_ms_block *b = gm_ms_plan_malloc_hit(a->cursor, size);
     return b ? b : gm_ms_l2_malloc(a, size);
 }
 
 /* A planned block's reference taken or dropped on stream, in line: true when answered. */
 static inline bool gm_ms_fast_ref(gm_ms_block *b, uint32_t stream, gm_ms_plan_op op)
 {
-    gm_ms_plan *p = b->plan;
-    if (!p || stream >= GM_MAX_STREAMS || !gm_ms_plan_hit(p, stream, op | (uint64_t)b->plan_slot << 3)) return false;
-    gm_ms_plan_count_ref(p, b->plan_slot, op);
-    return true;
+    gm_ms_cursors *c = b->cursors;
+    return c && stream < GM_MAX_STREAMS && gm_ms_plan_hit(c, stream, op | (uint64_t)b->plan_slot << 3);
 }
 
 /* gm_ms_block_free */
@@ -49,26 +47,18 @@ static inline gm_status gm_ms_fast_access(gm_ms_block *b, uint32_t src, uint32_t
     return gm_ms_access_mem_cross_stream(b, src, dst, err);
 }
 
-/* gm_ms_send_event */
+/* gm_ms_send_event. The expected call names its destination (a valid stream, not src): a
+ * payload to another one misses, and the call reports it or departs. */
 static inline gm_status gm_ms_fast_send(gm_ms_group *g, gm_ms_event_payload *e, gm_error *err)
 {
-    gm_ms_plan *p = g->plan;
-    if (p && e->src < GM_MAX_STREAMS && e->dst < g->n && e->src != e->dst &&
-        gm_ms_plan_send_hit(p, e->src, &e->plan_send, &e->plan_iter)) {
-        g->st.events_sent++;
-        return GM_OK;
-    }
+    if (e->src < GM_MAX_STREAMS && gm_ms_plan_send_hit(&g->cursors, e->src, e->dst, &e->plan_wait, &e->plan_iter)) return GM_OK;
     return gm_ms_send_event(g, e, err);
 }
 
 /* gm_ms_wait_event */
 static inline void gm_ms_fast_wait(gm_ms_group *g, gm_ms_event_payload *e)
 {
-    gm_ms_plan *p = g->plan;
-    if (p && e->dst < GM_MAX_STREAMS && gm_ms_plan_wait_hit(p, e->src, e->dst, e->plan_send, &e->plan_iter)) {
-        g->st.events_waited++;
-        return;
-    }
+    if (e->dst < GM_MAX_STREAMS && gm_ms_plan_wait_hit(&g->cursors, e->dst, e->plan_wait, &e->plan_iter)) return;
     gm_ms_wait_event(g, e);
 }
 

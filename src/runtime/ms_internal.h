@@ -18,6 +18,7 @@ typedef struct gm_ms_l1_binding {
 struct gm_ms_l2_allocator {
     uint32_t stream;
     gm_ms_group *group;
+    const gm_ms_plan_call **cursor; /* its stream's cursor in its group's (ms_learned_plan.h) */
     gm_l2_mem_pool *pool;
     gm_borrow_allocator borrow;
     gm_version_blocks local;   /* local_recycle_blocks_ */
@@ -55,6 +56,7 @@ struct gm_ms_group {
         size_t news;
     } *in_flight;
     gm_ms_plan *plan; /* gm_ms_config.learn_plan (not GE's); NULL: none */
+    gm_ms_cursors cursors; /* the plan's cursors (every one at gm_ms_no_call while it answers nothing) */
 };
 
 /* The learned plan answers this iteration's calls (ms_learned_plan.h). */

@@ -124,6 +124,7 @@ static gm_ms_l2_allocator *allocator_create(gm_ms_group *g, uint32_t s, const gm
     if (!a) return NULL;
     a->stream = s;
     a->group = g;
+    a->cursor = &g->cursors.at[s];
     gm_mem_source src;
     if (!bind_l1(a, l1, &src) || !(a->pool = gm_l2_pool_create((int)s, &src, &cfg->l2, cfg->sync, cfg->sync_ctx))) {
         if (a->bindings) gm_free(a->bindings);
@@ -146,6 +147,7 @@ gm_status gm_ms_group_create(const gm_ms_config *cfg, const gm_mem_source *l1, g
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating the multi-stream allocators");
     }
     g->n = cfg->streams;
+    gm_ms_cursors_init(&g->cursors);
     if (!(g->epoch = gm_calloc(g->n, sizeof *g->epoch)) || !(g->known = gm_calloc((size_t)g->n * g->n, sizeof *g->known)) ||
         !(g->in_flight = gm_calloc((size_t)g->n * g->n, sizeof *g->in_flight))) {
         gm_free(g->known);
@@ -184,11 +186,15 @@ uint32_t gm_ms_l2_stream(const gm_ms_l2_allocator *a) { return a->stream; }
 void gm_ms_group_plan_stats(const gm_ms_group *g, gm_ms_plan_stats *out)
 {
     *out = g->plan ? g->plan->st : (gm_ms_plan_stats){0};
+    size_t sent = 0, waited = 0;
+    if (g->plan) gm_ms_plan_uncounted(g->plan, &sent, &waited, &out->planned_mallocs);
 }
 
 void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved)
 {
     *out = g->st;
+    size_t mallocs = 0;
+    if (g->plan) gm_ms_plan_uncounted(g->plan, &out->events_sent, &out->events_waited, &mallocs);
     if (!reserved) return;
     *reserved = 0;
     for (uint32_t s = 0; s < g->n; s++) {
@@ -494,7 +500,7 @@ size_t gm_ms_group_destroy(gm_ms_group *g)
         if (g->alloc[s]) gm_version_blocks_clear(&g->alloc[s]->local);
     for (uint32_t s = 0; s < g->n; s++)
         if (g->alloc[s]) return_borrowed_home(g, g->alloc[s]);
-    size_t leaked = g->plan ? g->plan->out : 0; /* planned blocks never freed: their region goes below */
+    size_t leaked = g->plan ? gm_ms_plan_stop(g->plan) : 0; /* planned blocks never freed: their region goes below */
     for (uint32_t s = 0; s < g->n; s++) {
         gm_ms_l2_allocator *a = g->alloc[s];
         while (a && a->live) {

@@ -9,14 +9,20 @@
 
 /* What every cursor points at while no plan answers (and a stream the group does not have always):
  * a call that matches no call's word, so that a hit needs no test of the mode first. */
-static const uint64_t no_call = GM_PLAN_END;
+const gm_ms_plan_call gm_ms_no_call = {GM_PLAN_END, 0};
 
-/* Each stream's cursor to its sequence's start on a plan, else to no_call (the cursors of the
- * streams the group does not have stay there from gm_ms_plan_init). */
+void gm_ms_cursors_init(gm_ms_cursors *c)
+{
+    for (uint32_t s = 0; s < GM_MAX_STREAMS; s++) c->at[s] = &gm_ms_no_call;
+    c->iter = 0;
+}
+
+/* Each stream's cursor to its sequence's start on a plan, else to gm_ms_no_call (the cursors of
+ * the streams the group does not have stay there). */
 static void point_cursors(gm_ms_plan *p)
 {
     const bool on = p->mode == GM_MS_PLAN_ON;
-    for (uint32_t s = 0; s < p->n; s++) p->at[s] = on ? p->seq[s] : &no_call;
+    for (uint32_t s = 0; s < p->n; s++) p->c->at[s] = on ? p->seq[s] : &gm_ms_no_call;
 }
 
 void gm_ms_plan_init(gm_ms_plan *p, gm_ms_group *g, const gm_mem_source *l1, size_t page)
@@ -28,9 +34,10 @@ void gm_ms_plan_init(gm_ms_plan *p, gm_ms_group *g, const gm_mem_source *l1, siz
     p->page = page;
     p->order = g->order;
     p->order_ctx = g->order_ctx;
-    p->iter = 1;
+    p->c = &g->cursors;
+    gm_ms_cursors_init(p->c);
+    p->c->iter = 1;
     p->mode = GM_MS_PLAN_RECORD;
-    for (uint32_t s = 0; s < GM_MAX_STREAMS; s++) p->at[s] = &no_call;
 }
 
 /* ---- recording ------------------------------------------------------------------------------ */
@@ -55,14 +62,14 @@ void gm_ms_plan_record_malloc(gm_ms_plan *p, uint32_t stream, gm_ms_block *b, si
     const size_t bytes = (size + GM_MS_PLAN_ALIGN - 1) / GM_MS_PLAN_ALIGN * GM_MS_PLAN_ALIGN;
     p->slots[p->nslots] = (gm_ms_plan_slot){.req = size, .bytes = bytes ? bytes : GM_MS_PLAN_ALIGN, .stream = stream, .refs = 1};
     b->plan_slot = (uint32_t)p->nslots++;
-    b->plan_iter = p->iter;
+    b->plan_iter = p->c->iter;
     log_op(p, GM_PLAN_ALLOC, stream, b->plan_slot);
 }
 
 /* A block malloc'ed before the recording began cannot be planned (it lives across iterations). */
 static bool recorded(gm_ms_plan *p, const gm_ms_block *b)
 {
-    if (b->plan_iter == p->iter && b->plan_slot < p->nslots) return true;
+    if (b->plan_iter == p->c->iter && b->plan_slot < p->nslots) return true;
     p->spoiled = true;
     return false;
 }
@@ -77,32 +84,115 @@ void gm_ms_plan_record_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms
 
 /* A send is known by its place in its stream's sequence (the host may interleave the streams
  * differently in the next iteration; each stream's own order is what must repeat). */
-void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t dst, uint64_t *wait, uint32_t *send_iter)
 {
-    gm_ms_plan_mark_send(p, p->cur[src], send_no, send_iter);
-    log_op(p, GM_PLAN_SEND, src, 0);
+    gm_ms_plan_mark_send(p->c, gm_ms_plan_wait_word(src, p->cur[src]), wait, send_iter);
+    log_op(p, GM_PLAN_SEND, src, dst);
 }
 
-void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
+void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t dst, uint64_t wait, uint32_t *send_iter)
 {
-    log_op(p, GM_PLAN_WAIT, dst, gm_ms_plan_wait_arg(p, src, send_no, *send_iter));
+    log_op(p, GM_PLAN_WAIT, dst, gm_ms_plan_wait_want(p->c, wait, *send_iter) >> 3);
     *send_iter = 0; /* consumed */
+}
+
+/* ---- counting what the plan answered ------------------------------------------------------- */
+
+/* On the plan, a call only moves its stream's cursor; what the cursors passed is counted when the
+ * iteration leaves the plan or ends (or the statistics are read). */
+typedef struct answered {
+    size_t sent, waited, mallocs;
+} answered;
+
+static bool stood_in(const gm_ms_plan *p, uint64_t word) { return p->slots[word >> 3].stood_in == p->c->iter; }
+
+/* The sends, waits and planned mallocs (not the stand-ins') the cursors passed: on the plan only. */
+static answered passed(const gm_ms_plan *p)
+{
+    answered a = {0};
+    for (uint32_t t = 0; t < p->n; t++)
+        for (const gm_ms_plan_call *c = p->seq[t]; c < p->c->at[t]; c++) {
+            const uint64_t op = c->word & 7;
+            a.sent += op == GM_PLAN_SEND;
+            a.waited += op == GM_PLAN_WAIT;
+            a.mallocs += op == GM_PLAN_ALLOC && !stood_in(p, c->word);
+        }
+    return a;
+}
+
+static void count(gm_ms_plan *p, answered a)
+{
+    p->g->st.events_sent += a.sent;
+    p->g->st.events_waited += a.waited;
+    p->st.planned_mallocs += a.mallocs;
+}
+
+/* Each planned block's references as the passed calls left them, and the blocks out: off the plan
+ * they are counted call by call from here. */
+static void count_refs(gm_ms_plan *p)
+{
+    for (size_t j = 0; j < p->nslots; j++) p->slots[j].refs = 0;
+    for (uint32_t t = 0; t < p->n; t++)
+        for (const gm_ms_plan_call *c = p->seq[t]; c < p->c->at[t]; c++) {
+            const uint64_t op = c->word & 7;
+            if ((op != GM_PLAN_ALLOC && op != GM_PLAN_ACCESS && op != GM_PLAN_FREE) || stood_in(p, c->word)) continue;
+            gm_ms_plan_slot *s = &p->slots[c->word >> 3];
+            if (op == GM_PLAN_FREE) s->refs--; /* after its malloc on the host: the sum is never below 0 */
+            else s->refs++;
+        }
+    p->out = 0;
+    for (size_t j = 0; j < p->nslots; j++) p->out += p->slots[j].refs != 0;
+}
+
+/* The iteration leaves its plan where it is, counted. */
+static void leave_plan(gm_ms_plan *p)
+{
+    if (p->mode == GM_MS_PLAN_ON) {
+        count(p, passed(p));
+        count_refs(p);
+    }
+    p->mode = GM_MS_PLAN_OFF;
+    point_cursors(p);
+}
+
+size_t gm_ms_plan_stop(gm_ms_plan *p)
+{
+    if (p->mode == GM_MS_PLAN_ON) leave_plan(p);
+    return p->out;
+}
+
+void gm_ms_plan_uncounted(const gm_ms_plan *p, size_t *sent, size_t *waited, size_t *mallocs)
+{
+    if (p->mode != GM_MS_PLAN_ON) return;
+    const answered a = passed(p);
+    *sent += a.sent, *waited += a.waited, *mallocs += a.mallocs;
 }
 
 /* ---- replay --------------------------------------------------------------------------------- */
 
 void gm_ms_plan_depart(gm_ms_plan *p)
 {
-    p->mode = GM_MS_PLAN_OFF;
-    point_cursors(p);
+    leave_plan(p);
     p->st.departures++;
     p->relearns++;
+}
+
+/* Slot g went this iteration: every stream's cursor passed its frees (each after its malloc on the
+ * host), or the dynamic allocator stood in for it (its place stayed empty). */
+static bool gone(const gm_ms_plan *p, const gm_ms_plan_slot *g)
+{
+    if (g->stood_in == p->c->iter) return true;
+    for (uint32_t i = 0; i < g->nfrees; i++) {
+        const uint64_t f = p->frees[g->free0 + i];
+        if (p->c->at[f >> 32] <= p->seq[f >> 32] + (uint32_t)f) return false;
+    }
+    return true;
 }
 
 static bool guards_hold(const gm_ms_plan *p, const gm_ms_plan_slot *s)
 {
     for (uint32_t i = 0; i < s->nguards; i++)
-        if (p->slots[p->guards[s->guard0 + i]].freed_iter != p->iter) return false;
+        if (!gone(p, &p->slots[p->guards[s->guard0 + i]])) return false;
     return true;
 }
 
@@ -118,7 +208,7 @@ static bool add_orders(gm_ms_plan *p, const gm_ms_plan_slot *s)
 /* The slot stream's next call mallocs, if it asks for size. */
 static gm_ms_plan_slot *expected_slot(gm_ms_plan *p, uint32_t stream, size_t size)
 {
-    const uint64_t next = *p->at[stream];
+    const uint64_t next = p->c->at[stream]->word;
     gm_ms_plan_slot *s = (next & 7) == GM_PLAN_ALLOC ? &p->slots[next >> 3] : NULL;
     return s && s->req == size ? s : NULL;
 }
@@ -131,19 +221,19 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
         if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_depart(p);
         return NULL;
     }
-    if (!s->nguards) return gm_ms_plan_malloc_hit(p, stream, size);
+    if (!s->nguards) return gm_ms_plan_malloc_hit(&p->c->at[stream], size);
     /* a block placed by the second rule (ms_plan_pack.c): the blocks it shares with must be gone
      * on the host by now, and its stream ordered after the streams that released them; where
      * not, the dynamic allocator serves this one malloc, and its place in the region stays empty
      * (so the blocks guarded by it need not wait for it) */
-    p->at[stream]++;
+    p->c->at[stream]++;
     if (!guards_hold(p, s) || !add_orders(p, s)) {
-        s->freed_iter = p->iter;
+        s->stood_in = p->c->iter;
         p->stand_in = (uint32_t)(s - p->slots) + 1;
         p->st.stand_ins++, p->stand_ins_now++;
         return NULL;
     }
-    return gm_ms_plan_hand_out(p, s);
+    return s->block;
 }
 
 void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b)
@@ -152,7 +242,7 @@ void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b)
     p->stand_in = 0;
     if (slot && !b) gm_ms_plan_depart(p); /* the calls naming it will not come */
     if (!b) return;
-    b->plan_iter = slot ? p->iter : 0; /* a wrapper used before must not pass for a stand-in */
+    b->plan_iter = slot ? p->c->iter : 0; /* a wrapper used before must not pass for a stand-in */
     b->plan_slot = slot - 1;
 }
 
@@ -225,11 +315,10 @@ static bool activate(gm_ms_plan *p)
 
 static void next_iteration(gm_ms_plan *p)
 {
-    p->iter = p->iter == UINT32_MAX ? 1 : p->iter + 1;
+    p->c->iter = p->c->iter == UINT32_MAX ? 1 : p->c->iter + 1;
     memset(p->cur, 0, p->n * sizeof *p->cur);
     p->stand_ins_now = 0;
-    p->mallocs0 = p->st.planned_mallocs;
-    if (p->mode == GM_MS_PLAN_ON) p->shape[p->cur_shape].used = p->iter;
+    if (p->mode == GM_MS_PLAN_ON) p->shape[p->cur_shape].used = p->c->iter;
     point_cursors(p);
 }
 
@@ -239,14 +328,16 @@ static void sync_all(gm_ms_group *g)
     for (uint32_t s = 0; g->sync && s < g->n; s++) g->sync(g->sync_ctx, (int)s);
 }
 
-/* An iteration on the plan ends: it kept to it only if every stream made all its calls and
- * every planned block went (one that outlives its iteration would meet its successor). */
+/* An iteration on the plan ends: it kept to it only if every stream made all its calls (then
+ * every planned block went: a recording is whole only if each block's references all went, so
+ * one that outlives its iteration, which would meet its successor, never keeps to the plan). */
 static void end_on_plan(gm_ms_plan *p)
 {
     for (uint32_t s = 0; s < p->n && p->mode == GM_MS_PLAN_ON; s++)
-        if ((*p->at[s] & 7) != GM_PLAN_END) gm_ms_plan_depart(p);
-    if (p->mode == GM_MS_PLAN_ON && p->out) gm_ms_plan_depart(p);
+        if ((p->c->at[s]->word & 7) != GM_PLAN_END) gm_ms_plan_depart(p);
     if (p->mode == GM_MS_PLAN_ON) {
+        const gm_ms_plan_shape *sh = &p->shape[p->cur_shape];
+        count(p, (answered){sh->sends, sh->waits, sh->mallocs - p->stand_ins_now});
         p->st.iterations_on++;
         p->relearns = 0;
     }
@@ -292,7 +383,11 @@ void gm_ms_plan_iteration_end(gm_ms_plan *p)
 /* The iteration has had nothing from a plan but sends and waits: another shape may take over. */
 static bool fresh(const gm_ms_plan *p)
 {
-    return !p->out && p->st.planned_mallocs == p->mallocs0 && !p->stand_ins_now && !p->stand_in;
+    if (p->stand_ins_now || p->stand_in) return false;
+    for (uint32_t t = 0; t < p->n; t++)
+        for (const gm_ms_plan_call *c = p->seq[t]; c < p->c->at[t]; c++)
+            if ((c->word & 7) != GM_PLAN_SEND && (c->word & 7) != GM_PLAN_WAIT) return false;
+    return true;
 }
 
 /* The calls the plan answered so far this iteration (sends and waits only: fresh) go into the
@@ -304,7 +399,7 @@ static void log_answered(gm_ms_plan *p, const uint32_t *k)
         progress = false;
         for (uint32_t t = 0; t < p->n; t++) {
             while (done[t] < k[t]) {
-                const uint64_t w = p->seq[t][done[t]], arg = w >> 3;
+                const uint64_t w = p->seq[t][done[t]].word, arg = w >> 3;
                 const bool ready = (w & 7) == GM_PLAN_SEND || arg == GM_PLAN_NOTHING ||
                                    done[(uint32_t)(arg >> 32)] > (uint32_t)arg;
                 if (!ready) break;
@@ -322,7 +417,8 @@ static void log_answered(gm_ms_plan *p, const uint32_t *k)
 static void record_from_here(gm_ms_plan *p)
 {
     uint32_t k[GM_MAX_STREAMS];
-    for (uint32_t t = 0; t < p->n; t++) k[t] = (uint32_t)(p->at[t] - p->seq[t]);
+    for (uint32_t t = 0; t < p->n; t++) k[t] = (uint32_t)(p->c->at[t] - p->seq[t]);
+    count(p, passed(p));
     p->st.departures++;
     p->relearns++;
     sync_all(p->g);
@@ -355,5 +451,6 @@ void gm_ms_plan_fini(gm_ms_plan *p)
     gm_ms_plan_drop_shapes(p);
     if (p->capslots) gm_free(p->slots);
     gm_free(p->log);
+    gm_ms_cursors_init(p->c); /* nothing of the plan's left to point at */
     memset(p, 0, sizeof *p);
 }

@@ -65,9 +65,19 @@ typedef struct gm_ms_plan_rec {
     uint8_t op;      /* gm_ms_plan_op */
     uint8_t pad[3];
     uint32_t stream; /* the stream whose sequence it is in */
-    uint64_t arg;    /* alloc, access, free: the block's slot; wait: src << 32 | the send's place in src's
-                        sequence, or GM_PLAN_NOTHING */
+    uint64_t arg;    /* alloc, access, free: the block's slot; send: its destination stream; wait:
+                        src << 32 | the send's place in src's sequence, or GM_PLAN_NOTHING */
 } gm_ms_plan_rec;
+
+/* One expected call of a stream's sequence: its word, op | arg << 3 (arg as in gm_ms_plan_rec),
+ * and what answering it needs at hand, so that a call on the plan is a compare and a cursor move
+ * (ms_fast_path.h):
+ *   - alloc: the slot's wrapper, or 0 where the malloc has guards to check (the slow path's);
+ *   - send: the word of the wait that will stand for it (GM_PLAN_WAIT and its place). */
+typedef struct gm_ms_plan_call {
+    uint64_t word;
+    uint64_t aux;
+} gm_ms_plan_call;
 
 /* A planned block: where it goes and what its malloc must check. */
 typedef struct gm_ms_plan_slot {
@@ -75,10 +85,12 @@ typedef struct gm_ms_plan_slot {
     size_t bytes;        /* req rounded up to GM_MS_PLAN_ALIGN */
     size_t offset;       /* in the region */
     uint32_t stream;     /* the stream that mallocs it */
-    uint32_t refs;       /* references out this iteration */
+    uint32_t refs;       /* references out: counted while recording and once the iteration left
+                            its plan (on it, the cursors say) */
     uint64_t order_mask; /* streams its malloc orders itself after (internal dependencies) */
     uint32_t guard0, nguards; /* slots that must be wholly freed first (in plan->guards) */
-    uint32_t freed_iter; /* the iteration in which its last reference went */
+    uint32_t free0, nfrees; /* its frees' places (in the shape's frees): the guards' test */
+    uint32_t stood_in;   /* the iteration in which the dynamic allocator served its malloc */
     gm_ms_block *block;  /* its wrapper, reused every iteration */
     gm_span span;        /* its address, for gm_ms_block_addr */
 } gm_ms_plan_slot;
@@ -87,10 +99,11 @@ typedef struct gm_ms_plan_slot {
 typedef struct gm_ms_plan_shape {
     gm_ms_plan_slot *slots;  /* its blocks; its sequences name them by index */
     size_t nslots;
-    uint64_t *calls;         /* every stream's sequence, op | arg << 3, one after another, each ended
-                                by GM_PLAN_END */
-    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
+    gm_ms_plan_call *calls;  /* every stream's sequence, one after another, each ended by GM_PLAN_END */
+    const gm_ms_plan_call *seq[GM_MAX_STREAMS]; /* per stream: its sequence's start in calls */
     uint32_t *guards;        /* the slots' guards (gm_ms_plan_slot.guard0, nguards) */
+    uint64_t *frees;         /* the slots' frees, stream << 32 | place (gm_ms_plan_slot.free0, nfrees) */
+    size_t sends, waits, mallocs; /* its calls of each kind: an iteration that kept to it made these */
     size_t height;           /* bytes of the region it packs into */
     size_t dependent_blocks; /* blocks whose mallocs add internal dependencies */
     uint32_t used;           /* the iteration it last served (the least recently used goes first) */
@@ -111,11 +124,24 @@ typedef struct gm_ms_plan_stats {
     bool gave_up;
 } gm_ms_plan_stats;
 
+/* Every stream's cursor into the current shape's sequences, and the iteration stamp: the group's
+ * (gm_ms_group.cursors), so that a call reaches its cursor in one load from the group, from its
+ * stream's allocator or from a planned block (ms_fast_path.h). While no plan answers, every cursor
+ * points at gm_ms_no_call, which matches no call: a hit needs no test of the mode first. */
+typedef struct gm_ms_cursors {
+    const gm_ms_plan_call *at[GM_MAX_STREAMS]; /* per stream: the next expected call */
+    uint32_t iter; /* the plan's iteration stamp (never 0 while a plan or a recording runs) */
+} gm_ms_cursors;
+
+extern const gm_ms_plan_call gm_ms_no_call;
+/* Every cursor at gm_ms_no_call. */
+void gm_ms_cursors_init(gm_ms_cursors *c);
+
 typedef struct gm_ms_plan {
     gm_ms_plan_mode mode;
     struct gm_ms_group *g;
     uint32_t n;          /* streams */
-    uint32_t iter;       /* iteration stamp (never 0 while a plan or a recording runs) */
+    gm_ms_cursors *c;    /* the group's: each stream's cursor (replay) and the iteration stamp */
     uint32_t relearns;   /* departures since the last iteration that kept to its plan */
     gm_mem_source l1;    /* where the region comes from */
     size_t page;         /* L1's page: the region takes whole ones */
@@ -131,18 +157,17 @@ typedef struct gm_ms_plan {
     /* the plans, and the current one's slots, sequences and guards (copied here: one load less) */
     gm_ms_plan_shape shape[GM_MS_PLAN_SHAPES];
     uint32_t nshapes, cur_shape;
-    const uint64_t *seq[GM_MAX_STREAMS]; /* per stream: the current shape's sequence */
-    const uint64_t *at[GM_MAX_STREAMS];  /* per stream: the next expected call (replay; in the struct:
-                                            one load less on every call); while no plan answers,
-                                            a word no call matches (ms_learned_plan.c) */
+    const gm_ms_plan_call *seq[GM_MAX_STREAMS]; /* per stream: the current shape's sequence */
     uint32_t cur[GM_MAX_STREAMS];        /* per stream: the calls recorded so far (recording) */
     uint32_t *guards;    /* the current shape's guards */
+    const uint64_t *frees; /* the current shape's frees */
     void *region;
     size_t region_bytes;
-    size_t out;          /* planned blocks with references this iteration */
+    size_t out;          /* planned blocks with references, counted once the iteration left its plan
+                            (on it, nothing is counted call by call: gm_ms_plan_depart counts what
+                            the cursors passed) */
     uint32_t stand_in;   /* slot + 1 of the malloc the dynamic allocator is to serve now (0: none) */
     size_t stand_ins_now; /* stand-ins this iteration (0: the dynamic allocator had nothing to do) */
-    size_t mallocs0;     /* st.planned_mallocs when the iteration began */
     gm_ms_plan_stats st;
 } gm_ms_plan;
 
@@ -158,10 +183,13 @@ void gm_ms_plan_fini(gm_ms_plan *p);
 void gm_ms_plan_record_malloc(gm_ms_plan *p, uint32_t stream, gm_ms_block *b, size_t size);
 /* op: GM_PLAN_ACCESS (stream takes a reference) or GM_PLAN_FREE (stream drops one) */
 void gm_ms_plan_record_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms_plan_op op);
-void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter);
-void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter);
+/* An event's send (src -> dst) and its wait (on dst): *wait and *send_iter are the payload's
+ * plan_wait and plan_iter (gm_ms_event_payload). */
+void gm_ms_plan_record_send(gm_ms_plan *p, uint32_t src, uint32_t dst, uint64_t *wait, uint32_t *send_iter);
+void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t dst, uint64_t wait, uint32_t *send_iter);
 
-/* A call the plan has no answer for (on a block from before it): the plan ends for this iteration. */
+/* A call the plan has no answer for (on a block from before it): the plan ends for this iteration,
+ * and what it answered so far is counted (the calls, the planned blocks' references). */
 void gm_ms_plan_depart(gm_ms_plan *p);
 /* A call on stream that the current shape does not expect (want: its word; a malloc's: GM_PLAN_ALLOC
  * and its size). Before the iteration had a block from the plan, another shape that expects it
@@ -174,116 +202,110 @@ gm_ms_block *gm_ms_plan_malloc_slow(gm_ms_plan *p, uint32_t stream, size_t size)
 /* After a planned malloc returned NULL on the plan: b (NULL: the dynamic allocator failed) stands
  * in for the slot whose guard did not hold, or b is plain dynamic memory. */
 void gm_ms_plan_dynamic_block(gm_ms_plan *p, gm_ms_block *b);
-
+/* The group goes, the iteration where it is: it is counted as at a departure, and the planned
+ * blocks still out are returned. */
+size_t gm_ms_plan_stop(gm_ms_plan *p);
+/* What the plan answered this iteration and has not counted yet (on the plan, the calls are
+ * counted at its end): added to *sent, *waited and *mallocs. */
+void gm_ms_plan_uncounted(const gm_ms_plan *p, size_t *sent, size_t *waited, size_t *mallocs);
 
 /* Replay, inline (the answer is a few loads and a compare; these run for every call of every
  * iteration). The *_hit functions answer a call that keeps to the current shape and change nothing
  * otherwise; the others also take what a miss decides (gm_ms_plan_miss): false, the caller serves
- * the call dynamically (and records it, if the iteration became a recording). */
+ * the call dynamically (and records it, if the iteration became a recording). On the plan no call
+ * counts anything: the cursors say what was done (gm_ms_plan_depart, gm_ms_plan_uncounted). */
 /* The call keeps to stream's sequence: the cursor moves on. */
-static inline bool gm_ms_plan_hit(gm_ms_plan *p, uint32_t stream, uint64_t want)
+static inline bool gm_ms_plan_hit(gm_ms_cursors *c, uint32_t stream, uint64_t want)
 {
-    const uint64_t *at = p->at[stream];
-    if (__builtin_expect(*at != want, 0)) return false;
-    p->at[stream] = at + 1;
+    const gm_ms_plan_call *at = c->at[stream];
+    if (__builtin_expect(at->word != want, 0)) return false;
+    c->at[stream] = at + 1;
     return true;
 }
 
 static inline bool gm_ms_plan_expect(gm_ms_plan *p, uint32_t stream, uint64_t want)
 {
-    return gm_ms_plan_hit(p, stream, want) || (gm_ms_plan_miss(p, stream, want, 0) && gm_ms_plan_hit(p, stream, want));
+    return gm_ms_plan_hit(p->c, stream, want) || (gm_ms_plan_miss(p, stream, want, 0) && gm_ms_plan_hit(p->c, stream, want));
 }
 
-/* A planned malloc answered (its cursor already moved on): slot s's block, referenced once. */
-static inline gm_ms_block *gm_ms_plan_hand_out(gm_ms_plan *p, gm_ms_plan_slot *s)
+/* The plain planned malloc (the recorded size, no guards) at a stream's cursor: its block, or
+ * NULL (the caller's gm_ms_plan_malloc_slow decides). */
+static inline gm_ms_block *gm_ms_plan_malloc_hit(const gm_ms_plan_call **cursor, size_t size)
 {
-    s->refs = 1;
-    p->out++;
-    p->st.planned_mallocs++;
-    return s->block;
-}
-
-/* The plain planned malloc (the recorded size, no guards): its block, or NULL (the caller's
- * gm_ms_plan_malloc_slow decides). */
-static inline gm_ms_block *gm_ms_plan_malloc_hit(gm_ms_plan *p, uint32_t stream, size_t size)
-{
-    const uint64_t next = *p->at[stream];
-    if ((next & 7) != GM_PLAN_ALLOC) return NULL;
-    gm_ms_plan_slot *s = &p->slots[next >> 3];
-    if (s->req != size || s->nguards) return NULL;
-    p->at[stream]++;
-    return gm_ms_plan_hand_out(p, s);
+    const gm_ms_plan_call *at = *cursor;
+    gm_ms_block *b = (gm_ms_block *)(uintptr_t)at->aux;
+    if ((at->word & 7) != GM_PLAN_ALLOC || !b || b->plan_req != size) return NULL;
+    *cursor = at + 1;
+    return b;
 }
 
 static inline gm_ms_block *gm_ms_plan_malloc(gm_ms_plan *p, uint32_t stream, size_t size)
 {
-    gm_ms_block *b = gm_ms_plan_malloc_hit(p, stream, size);
+    gm_ms_block *b = gm_ms_plan_malloc_hit(&p->c->at[stream], size);
     return b ? b : gm_ms_plan_malloc_slow(p, stream, size);
 }
 
-/* A planned block's references: taken (GM_PLAN_ACCESS) or dropped (GM_PLAN_FREE). */
+/* A planned block's references, off the plan: taken (GM_PLAN_ACCESS) or dropped (GM_PLAN_FREE). */
 static inline void gm_ms_plan_count_ref(gm_ms_plan *p, uint32_t slot, gm_ms_plan_op op)
 {
     gm_ms_plan_slot *s = &p->slots[slot];
     if (op == GM_PLAN_ACCESS) s->refs++;
-    else if (s->refs && --s->refs == 0) {
-        p->out--;
-        s->freed_iter = p->iter;
-    }
+    else if (s->refs && --s->refs == 0) p->out--;
 }
 
-/* What a wait learns: the send it stands for (its place in src's sequence), or nothing. As the
- * event epochs do (ms_events.c), a payload stands for its first send since its last wait: the
- * device wait may be on that record, which orders only what src did before it. The wait
- * consumes it (*send_iter = 0); a payload sent in an earlier iteration brings nothing. */
+/* The word of a wait, from its payload's plan_wait and plan_iter: the send it stands for (its
+ * place in src's sequence), or nothing. As the event epochs do (ms_events.c), a payload stands for
+ * its first send since its last wait: the device wait may be on that record, which orders only
+ * what src did before it. The wait consumes it (*send_iter = 0); a payload sent in an earlier
+ * iteration brings nothing. */
 #define GM_PLAN_NOTHING (UINT64_MAX >> 3)
-static inline uint64_t gm_ms_plan_wait_arg(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t send_iter)
+#define GM_PLAN_WAIT_NOTHING (GM_PLAN_WAIT | GM_PLAN_NOTHING << 3)
+static inline uint64_t gm_ms_plan_wait_want(const gm_ms_cursors *c, uint64_t wait, uint32_t send_iter)
 {
-    return send_iter == p->iter ? (uint64_t)src << 32 | send_no : GM_PLAN_NOTHING;
+    return send_iter == c->iter ? wait : GM_PLAN_WAIT_NOTHING;
 }
 
-static inline void gm_ms_plan_mark_send(const gm_ms_plan *p, uint32_t at, uint32_t *send_no, uint32_t *send_iter)
+static inline uint64_t gm_ms_plan_wait_word(uint32_t src, uint32_t at)
 {
-    if (*send_iter == p->iter) return; /* sent already since its last wait */
-    *send_no = at;
-    *send_iter = p->iter;
+    return GM_PLAN_WAIT | ((uint64_t)src << 32 | at) << 3;
 }
 
-/* A send answered (src's cursor just moved past it): the payload learns its place. */
-static inline void gm_ms_plan_sent(const gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+/* A send's payload learns what its wait will be (unless sent already since its last wait). */
+static inline void gm_ms_plan_mark_send(const gm_ms_cursors *c, uint64_t word, uint64_t *wait, uint32_t *send_iter)
 {
-    gm_ms_plan_mark_send(p, (uint32_t)(p->at[src] - 1 - p->seq[src]), send_no, send_iter);
+    if (*send_iter == c->iter) return;
+    *wait = word;
+    *send_iter = c->iter;
 }
 
-static inline uint64_t gm_ms_plan_wait_want(const gm_ms_plan *p, uint32_t src, uint32_t send_no, uint32_t send_iter)
-{
-    return GM_PLAN_WAIT | gm_ms_plan_wait_arg(p, src, send_no, send_iter) << 3;
-}
+static inline uint64_t gm_ms_plan_send_word(uint32_t dst) { return GM_PLAN_SEND | (uint64_t)dst << 3; }
 
-static inline bool gm_ms_plan_send_hit(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+static inline bool gm_ms_plan_send_hit(gm_ms_cursors *c, uint32_t src, uint32_t dst, uint64_t *wait, uint32_t *send_iter)
 {
-    if (!gm_ms_plan_hit(p, src, GM_PLAN_SEND)) return false;
-    gm_ms_plan_sent(p, src, send_no, send_iter);
+    const gm_ms_plan_call *at = c->at[src];
+    if (at->word != gm_ms_plan_send_word(dst)) return false;
+    c->at[src] = at + 1;
+    gm_ms_plan_mark_send(c, at->aux, wait, send_iter);
     return true;
 }
 
-static inline bool gm_ms_plan_wait_hit(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
+static inline bool gm_ms_plan_wait_hit(gm_ms_cursors *c, uint32_t dst, uint64_t wait, uint32_t *send_iter)
 {
-    if (!gm_ms_plan_hit(p, dst, gm_ms_plan_wait_want(p, src, send_no, *send_iter))) return false;
+    if (!gm_ms_plan_hit(c, dst, gm_ms_plan_wait_want(c, wait, *send_iter))) return false;
     *send_iter = 0; /* the wait consumed it */
     return true;
 }
 
-static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t *send_no, uint32_t *send_iter)
+static inline bool gm_ms_plan_send(gm_ms_plan *p, uint32_t src, uint32_t dst, uint64_t *wait, uint32_t *send_iter)
 {
-    if (!gm_ms_plan_expect(p, src, GM_PLAN_SEND)) return false;
-    gm_ms_plan_sent(p, src, send_no, send_iter);
+    if (!gm_ms_plan_expect(p, src, gm_ms_plan_send_word(dst))) return false;
+    gm_ms_plan_mark_send(p->c, p->c->at[src][-1].aux, wait, send_iter);
     return true;
 }
 
-static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, uint32_t send_no, uint32_t *send_iter)
+static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t dst, uint64_t wait, uint32_t *send_iter)
 {
-    const bool answered = gm_ms_plan_expect(p, dst, gm_ms_plan_wait_want(p, src, send_no, *send_iter));
+    const bool answered = gm_ms_plan_expect(p, dst, gm_ms_plan_wait_want(p->c, wait, *send_iter));
     if (answered || p->mode != GM_MS_PLAN_RECORD) *send_iter = 0; /* consumed (a recording's wait when logged) */
     return answered;
 }
@@ -291,17 +313,16 @@ static inline bool gm_ms_plan_wait(gm_ms_plan *p, uint32_t src, uint32_t dst, ui
 /* Stream takes (op GM_PLAN_ACCESS) or drops (GM_PLAN_FREE) a reference to b: checked against
  * the plan while on, recorded while recording; a call on a block the plan does not name (neither
  * planned nor a stand-in of this iteration) departs. A planned block's references are counted
- * here in any mode, and then the plan has done it all: false. True: the dynamic allocator's turn. */
+ * here off the plan, and then the plan has done it all: false. True: the dynamic allocator's turn. */
 static inline bool gm_ms_plan_ref(gm_ms_plan *p, gm_ms_block *b, uint32_t stream, gm_ms_plan_op op)
 {
     const uint64_t want = op | (uint64_t)b->plan_slot << 3;
     if (b->type == GM_MS_PLANNED) { /* first: every call of an iteration on the plan comes here */
-        if (p->mode == GM_MS_PLAN_ON) gm_ms_plan_expect(p, stream, want);
-        gm_ms_plan_count_ref(p, b->plan_slot, op);
+        if (p->mode != GM_MS_PLAN_ON || !gm_ms_plan_expect(p, stream, want)) gm_ms_plan_count_ref(p, b->plan_slot, op);
         return false;
     }
     if (p->mode == GM_MS_PLAN_ON) {
-        if (b->plan_iter == p->iter) gm_ms_plan_expect(p, stream, want); /* a stand-in */
+        if (b->plan_iter == p->c->iter) gm_ms_plan_expect(p, stream, want); /* a stand-in */
         else gm_ms_plan_depart(p);
     } else if (p->mode == GM_MS_PLAN_RECORD) {
         gm_ms_plan_record_ref(p, b, stream, op);

@@ -44,8 +44,9 @@ struct gm_ms_block {
     uint32_t *counts;       /* per-stream occupy counts (in the wrapper's tail) */
     uint64_t gen;           /* ticks at every NewAccessStream */
     uint32_t plan_slot, plan_iter; /* its slot in a learned plan, and the iteration it was recorded in */
-    struct gm_ms_plan *plan;  /* a planned block's plan (type GM_MS_PLANNED), else NULL: birth->group->
-                                 plan in one load, for the fast paths (ms_fast_path.h) */
+    struct gm_ms_cursors *cursors; /* a planned block's group's plan cursors (type GM_MS_PLANNED), else
+                                      NULL: in one load, for the fast paths (ms_fast_path.h) */
+    size_t plan_req;          /* a planned block's size as asked for when recorded (its malloc's check) */
     uint64_t acq_gen[];     /* per stream: gen of its latest NewAccessStream */
 };
 

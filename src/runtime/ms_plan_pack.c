@@ -386,14 +386,42 @@ static int cmp_pair(const void *a, const void *b)
     return x->earlier < y->earlier ? -1 : x->earlier > y->earlier;
 }
 
-/* The per-stream sequences a replay checks against, and the guards by slot. */
+/* Each slot's frees, stream << 32 | place, grouped by slot (gm_ms_plan_slot.free0, nfrees): what
+ * a guard's test reads (ms_learned_plan.c). */
+static uint64_t *list_frees(gm_ms_plan *p, const gm_ms_plan_shape *out)
+{
+    size_t total = 0;
+    for (size_t j = 0; j < p->nslots; j++) p->slots[j].nfrees = 0;
+    for (uint32_t s = 0; s < p->n; s++)
+        for (const gm_ms_plan_call *c = out->seq[s]; c->word != GM_PLAN_END; c++)
+            if ((c->word & 7) == GM_PLAN_FREE) p->slots[c->word >> 3].nfrees++, total++;
+    uint64_t *frees = gm_malloc((total + 1) * sizeof *frees);
+    if (!frees) return NULL;
+    size_t at = 0;
+    for (size_t j = 0; j < p->nslots; j++) {
+        p->slots[j].free0 = (uint32_t)at;
+        at += p->slots[j].nfrees;
+        p->slots[j].nfrees = 0;
+    }
+    for (uint32_t s = 0; s < p->n; s++)
+        for (const gm_ms_plan_call *c = out->seq[s]; c->word != GM_PLAN_END; c++)
+            if ((c->word & 7) == GM_PLAN_FREE) {
+                gm_ms_plan_slot *sl = &p->slots[c->word >> 3];
+                frees[sl->free0 + sl->nfrees++] = (uint64_t)s << 32 | (uint64_t)(c - out->seq[s]);
+            }
+    return frees;
+}
+
+/* The per-stream sequences a replay checks against (a send's call with the word of its wait, the
+ * count of each kind), and the guards and frees by slot. */
 static bool build_sequences(packer *k)
 {
     gm_ms_plan *p = k->p;
+    gm_ms_plan_shape *out = k->out;
     const uint32_t n = k->n;
     if (k->npairs > 1) qsort(k->pairs, k->npairs, sizeof *k->pairs, cmp_pair);
     uint32_t *guards = gm_malloc((k->npairs + 1) * sizeof *guards);
-    uint64_t *all = gm_malloc((p->nlog + n) * sizeof *all);
+    gm_ms_plan_call *all = gm_malloc((p->nlog + n) * sizeof *all);
     if (!guards || !all) return gm_free(guards), gm_free(all), false;
     for (size_t j = 0; j < p->nslots; j++) p->slots[j].guard0 = p->slots[j].nguards = 0;
     for (size_t i = 0; i < k->npairs; i++) {
@@ -402,17 +430,28 @@ static bool build_sequences(packer *k)
         s->nguards++;
         guards[i] = k->pairs[i].earlier;
     }
+    out->sends = out->waits = out->mallocs = 0;
     for (uint32_t s = 0; s < n; s++) {
-        uint64_t *seq = all + k->host0[s] + s; /* each stream's calls and its GM_PLAN_END */
+        gm_ms_plan_call *seq = all + k->host0[s] + s; /* each stream's calls and its GM_PLAN_END */
         for (uint32_t at = 0; at < k->len[s]; at++) {
             const gm_ms_plan_rec *r = &p->log[k->host[k->host0[s] + at]];
-            seq[at] = r->op | r->arg << 3;
+            seq[at] = (gm_ms_plan_call){r->op | r->arg << 3, r->op == GM_PLAN_SEND ? gm_ms_plan_wait_word(s, at) : 0};
+            out->sends += r->op == GM_PLAN_SEND;
+            out->waits += r->op == GM_PLAN_WAIT;
+            out->mallocs += r->op == GM_PLAN_ALLOC;
         }
-        seq[k->len[s]] = GM_PLAN_END;
-        k->out->seq[s] = seq;
+        seq[k->len[s]] = (gm_ms_plan_call){GM_PLAN_END, 0};
+        out->seq[s] = seq;
     }
-    k->out->calls = all;
-    k->out->guards = guards;
+    out->calls = all;
+    out->guards = guards;
+    out->frees = list_frees(p, out);
+    if (!out->frees) {
+        gm_free(all);
+        gm_free(guards);
+        out->calls = NULL, out->guards = NULL;
+        return false;
+    }
     return true;
 }
 

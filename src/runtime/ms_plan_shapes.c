@@ -21,6 +21,7 @@ static void free_shape(gm_ms_plan_shape *sh)
     gm_free(sh->slots);
     gm_free(sh->calls);
     gm_free(sh->guards);
+    gm_free(sh->frees);
     memset(sh, 0, sizeof *sh);
 }
 
@@ -31,7 +32,8 @@ void gm_ms_plan_drop_shapes(gm_ms_plan *p)
     p->st.shapes = p->st.blocks = p->st.dependent_blocks = 0;
 }
 
-/* A wrapper per slot, typed GM_MS_PLANNED (its address set by gm_ms_plan_place_shapes). */
+/* A wrapper per slot, typed GM_MS_PLANNED (its address set by gm_ms_plan_place_shapes), and in
+ * each malloc's call the wrapper it answers with, where it has no guards to check. */
 static bool make_blocks(gm_ms_plan *p, gm_ms_plan_shape *sh)
 {
     for (size_t j = 0; j < sh->nslots; j++) {
@@ -44,12 +46,17 @@ static bool make_blocks(gm_ms_plan *p, gm_ms_plan_shape *sh)
         b->birth_stream = s->stream;
         b->type = GM_MS_PLANNED;
         b->plan_slot = (uint32_t)j;
-        b->plan = p;
+        b->cursors = p->c;
+        b->plan_req = s->req;
         s->block = b;
         s->refs = 0;
-        s->freed_iter = 0;
+        s->stood_in = 0;
         if (s->order_mask) sh->dependent_blocks++;
     }
+    for (uint32_t t = 0; t < p->n; t++)
+        for (gm_ms_plan_call *c = (gm_ms_plan_call *)sh->seq[t]; c->word != GM_PLAN_END; c++)
+            if ((c->word & 7) == GM_PLAN_ALLOC && !sh->slots[c->word >> 3].nguards)
+                c->aux = (uintptr_t)sh->slots[c->word >> 3].block;
     return true;
 }
 
@@ -66,10 +73,10 @@ static bool same_call(const gm_ms_plan_shape *a, uint64_t x, const gm_ms_plan_sh
 static bool same_calls(const gm_ms_plan *p, const gm_ms_plan_shape *a, const gm_ms_plan_shape *b)
 {
     for (uint32_t t = 0; t < p->n; t++) {
-        const uint64_t *x = a->seq[t], *y = b->seq[t];
+        const gm_ms_plan_call *x = a->seq[t], *y = b->seq[t];
         for (;; x++, y++) {
-            if (!same_call(a, *x, b, *y)) return false;
-            if (*x == GM_PLAN_END) break;
+            if (!same_call(a, x->word, b, y->word)) return false;
+            if (x->word == GM_PLAN_END) break;
         }
     }
     return true;
@@ -103,8 +110,9 @@ void gm_ms_plan_use_shape(gm_ms_plan *p, uint32_t j)
     p->slots = sh->slots;
     p->nslots = sh->nslots;
     p->guards = sh->guards;
+    p->frees = sh->frees;
     memcpy(p->seq, sh->seq, p->n * sizeof *p->seq);
-    sh->used = p->iter;
+    sh->used = p->c->iter;
     p->st.blocks = sh->nslots;
     p->st.dependent_blocks = sh->dependent_blocks;
 }
@@ -125,8 +133,8 @@ static bool expects(const gm_ms_plan *p, const gm_ms_plan_shape *sh, const uint3
 {
     for (uint32_t t = 0; t < p->n; t++)
         for (uint32_t i = 0; i < k[t]; i++)
-            if (sh->seq[t][i] != p->seq[t][i]) return false; /* (an END differs from every call) */
-    const uint64_t w = sh->seq[stream][k[stream]];
+            if (sh->seq[t][i].word != p->seq[t][i].word) return false; /* (an END differs from every call) */
+    const uint64_t w = sh->seq[stream][k[stream]].word;
     if ((want & 7) != GM_PLAN_ALLOC) return w == want;
     return (w & 7) == GM_PLAN_ALLOC && sh->slots[w >> 3].req == size;
 }
@@ -134,7 +142,7 @@ static bool expects(const gm_ms_plan *p, const gm_ms_plan_shape *sh, const uint3
 bool gm_ms_plan_switch_shape(gm_ms_plan *p, uint32_t stream, uint64_t want, size_t size)
 {
     uint32_t k[GM_MAX_STREAMS];
-    for (uint32_t t = 0; t < p->n; t++) k[t] = (uint32_t)(p->at[t] - p->seq[t]);
+    for (uint32_t t = 0; t < p->n; t++) k[t] = (uint32_t)(p->c->at[t] - p->seq[t]);
     int best = -1;
     for (uint32_t j = 0; j < p->nshapes; j++)
         if (j != p->cur_shape && expects(p, &p->shape[j], k, stream, want, size) &&
@@ -142,6 +150,6 @@ bool gm_ms_plan_switch_shape(gm_ms_plan *p, uint32_t stream, uint64_t want, size
             best = (int)j;
     if (best < 0) return false;
     gm_ms_plan_use_shape(p, (uint32_t)best);
-    for (uint32_t t = 0; t < p->n; t++) p->at[t] = p->seq[t] + k[t];
+    for (uint32_t t = 0; t < p->n; t++) p->c->at[t] = p->seq[t] + k[t];
     return true;
 }
