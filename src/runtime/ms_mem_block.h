@@ -30,6 +30,12 @@ typedef struct gm_ms_block gm_ms_block;
 struct gm_ms_block {
     gm_versioned v;           /* first: VersionBlocks reads the current version through it */
     gm_span *mem;             /* the birth pool's block; NULL once cleared (birth recycled) */
+    /* The learned plan's fields, in the wrapper's first cache line with mem: a call on the plan
+     * reads nothing else of it. */
+    uint32_t plan_slot, plan_iter; /* its slot in a learned plan, and the iteration it was recorded in */
+    struct gm_ms_cursors *cursors; /* a planned block's group's plan cursors (type GM_MS_PLANNED), else
+                                      NULL: in one load, for the fast paths (ms_fast_path.h) */
+    size_t plan_req;          /* a planned block's size as asked for when recorded (its malloc's check) */
     size_t size;              /* bytes of mem (whole pages) */
     gm_ms_l2_allocator *birth;
     uint32_t birth_stream;
@@ -43,10 +49,6 @@ struct gm_ms_block {
     gm_ms_block *pool_next; /* the wrapper free list */
     uint32_t *counts;       /* per-stream occupy counts (in the wrapper's tail) */
     uint64_t gen;           /* ticks at every NewAccessStream */
-    uint32_t plan_slot, plan_iter; /* its slot in a learned plan, and the iteration it was recorded in */
-    struct gm_ms_cursors *cursors; /* a planned block's group's plan cursors (type GM_MS_PLANNED), else
-                                      NULL: in one load, for the fast paths (ms_fast_path.h) */
-    size_t plan_req;          /* a planned block's size as asked for when recorded (its malloc's check) */
     uint64_t acq_gen[];     /* per stream: gen of its latest NewAccessStream */
 };
 
