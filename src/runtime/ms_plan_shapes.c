@@ -54,7 +54,7 @@ static bool make_blocks(gm_ms_plan *p, gm_ms_plan_shape *sh)
         if (s->order_mask) sh->dependent_blocks++;
     }
     for (uint32_t t = 0; t < p->n; t++)
-        for (gm_ms_plan_call *c = (gm_ms_plan_call *)sh->seq[t]; c->word != GM_PLAN_END; c++)
+        for (gm_ms_plan_call *c = sh->calls + (sh->seq[t] - sh->calls); c->word != GM_PLAN_END; c++)
             if ((c->word & 7) == GM_PLAN_ALLOC && !sh->slots[c->word >> 3].nguards)
                 c->aux = (uintptr_t)sh->slots[c->word >> 3].block;
     return true;
