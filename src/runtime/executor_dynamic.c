@@ -389,10 +389,7 @@ static gm_status last_sync(gm_dyn *d)
         for (uint32_t dst = 0; dst < total; dst++) apply(d, src, dst, INT64_MAX);
     size_t reserved_all = 0;
     for (unsigned dv = 0; dv < n_devices(x); dv++) {
-        gm_ms_stats ms;
-        size_t reserved = 0;
-        gm_ms_group_stats(d->g[dv], &ms, &reserved);
-        reserved_all += reserved;
+        reserved_all += gm_ms_group_reserved(d->g[dv]);
         gm_ms_last_wait_events(d->g[dv]);
     }
     if (reserved_all > x->stats->alloc.reserved_bytes) x->stats->alloc.reserved_bytes = reserved_all;

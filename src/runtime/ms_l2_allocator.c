@@ -195,12 +195,17 @@ void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved)
     *out = g->st;
     size_t mallocs = 0;
     if (g->plan) gm_ms_plan_uncounted(g->plan, &out->events_sent, &out->events_waited, &mallocs);
-    if (!reserved) return;
-    *reserved = 0;
+    if (reserved) *reserved = gm_ms_group_reserved(g);
+}
+
+size_t gm_ms_group_reserved(const gm_ms_group *g)
+{
+    size_t reserved = 0;
     for (uint32_t s = 0; s < g->n; s++) {
         const gm_scalable_stats *ps = gm_l2_pool_stats(g->alloc[s]->pool);
-        *reserved += ps->occupied + ps->idle;
+        reserved += ps->occupied + ps->idle;
     }
+    return reserved;
 }
 
 /* ---- malloc ---------------------------------------------------------------------------------- */

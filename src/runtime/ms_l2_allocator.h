@@ -90,8 +90,12 @@ gm_ms_l2_allocator *gm_ms_group_allocator(gm_ms_group *g, uint32_t stream);
 uint32_t gm_ms_group_streams(const gm_ms_group *g);
 /* The learned plan's counters (all zero without learn_plan). */
 void gm_ms_group_plan_stats(const gm_ms_group *g, gm_ms_plan_stats *out);
-/* Stats of the group; `reserved` = bytes the L2 pools hold from L1 (occupied + idle). */
+/* Stats of the group; `reserved` = bytes the L2 pools hold from L1 (occupied + idle). With a
+ * learned plan on, the calls it answered this iteration are counted from its cursors: a walk of
+ * the iteration's calls (gm_ms_group_reserved alone does not walk). */
 void gm_ms_group_stats(const gm_ms_group *g, gm_ms_stats *out, size_t *reserved);
+/* Bytes the L2 pools hold from L1 (occupied + idle). */
+size_t gm_ms_group_reserved(const gm_ms_group *g);
 
 uint32_t gm_ms_l2_stream(const gm_ms_l2_allocator *a);
 /* A block of at least size bytes referenced once by this stream, or NULL. */
