@@ -34,8 +34,7 @@ void gm_ms_plan_init(gm_ms_plan *p, gm_ms_group *g, const gm_mem_source *l1, siz
     p->page = page;
     p->order = g->order;
     p->order_ctx = g->order_ctx;
-    p->c = &g->cursors;
-    gm_ms_cursors_init(p->c);
+    p->c = &g->cursors; /* every cursor at gm_ms_no_call since the group's creation */
     p->c->iter = 1;
     p->mode = GM_MS_PLAN_RECORD;
 }
@@ -102,11 +101,12 @@ void gm_ms_plan_record_wait(gm_ms_plan *p, uint32_t dst, uint64_t wait, uint32_t
  * iteration leaves the plan or ends (or the statistics are read). */
 typedef struct answered {
     size_t sent, waited, mallocs;
+    size_t on_blocks; /* mallocs, accesses and frees, stand-ins' included */
 } answered;
 
 static bool stood_in(const gm_ms_plan *p, uint64_t word) { return p->slots[word >> 3].stood_in == p->c->iter; }
 
-/* The sends, waits and planned mallocs (not the stand-ins') the cursors passed: on the plan only. */
+/* What the cursors passed: on the plan only. */
 static answered passed(const gm_ms_plan *p)
 {
     answered a = {0};
@@ -116,6 +116,7 @@ static answered passed(const gm_ms_plan *p)
             a.sent += op == GM_PLAN_SEND;
             a.waited += op == GM_PLAN_WAIT;
             a.mallocs += op == GM_PLAN_ALLOC && !stood_in(p, c->word);
+            a.on_blocks += op == GM_PLAN_ALLOC || op == GM_PLAN_ACCESS || op == GM_PLAN_FREE;
         }
     return a;
 }
@@ -337,7 +338,7 @@ static void end_on_plan(gm_ms_plan *p)
         if ((p->c->at[s]->word & 7) != GM_PLAN_END) gm_ms_plan_depart(p);
     if (p->mode == GM_MS_PLAN_ON) {
         const gm_ms_plan_shape *sh = &p->shape[p->cur_shape];
-        count(p, (answered){sh->sends, sh->waits, sh->mallocs - p->stand_ins_now});
+        count(p, (answered){.sent = sh->sends, .waited = sh->waits, .mallocs = sh->mallocs - p->stand_ins_now});
         p->st.iterations_on++;
         p->relearns = 0;
     }
@@ -383,11 +384,7 @@ void gm_ms_plan_iteration_end(gm_ms_plan *p)
 /* The iteration has had nothing from a plan but sends and waits: another shape may take over. */
 static bool fresh(const gm_ms_plan *p)
 {
-    if (p->stand_ins_now || p->stand_in) return false;
-    for (uint32_t t = 0; t < p->n; t++)
-        for (const gm_ms_plan_call *c = p->seq[t]; c < p->c->at[t]; c++)
-            if ((c->word & 7) != GM_PLAN_SEND && (c->word & 7) != GM_PLAN_WAIT) return false;
-    return true;
+    return !p->stand_ins_now && !p->stand_in && !passed(p).on_blocks;
 }
 
 /* The calls the plan answered so far this iteration (sends and waits only: fresh) go into the
