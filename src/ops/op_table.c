@@ -152,6 +152,19 @@ bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
     return !view;
 }
 
+bool gm_node_writes_output(const gm_node *n, uint32_t k)
+{
+    bool root = n->graph->parent == NULL;
+    if (gm_node_is(n, GM_OP_CONTROL_FLOW) || gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
+        gm_node_is(n, GM_OP_PASS_THROUGH) || gm_node_is(n, GM_OP_PASS_THROUGH_0))
+        return false;
+    if (!root && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_NETOUTPUT))) return false;
+    int64_t in = 0;
+    /* reuse_input: an in-place computation writes, a view does not */
+    if (gm_desc_reuse_input(&n->out[k].desc, &in)) return gm_attr_find(n->attrs, "_output_inplace_ability") != NULL;
+    return true;
+}
+
 bool gm_node_is_slow(const gm_node *n, gm_op_flag flag)
 {
     for (size_t i = 0; i < sizeof k_attr_flags / sizeof k_attr_flags[0]; i++) {

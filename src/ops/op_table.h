@@ -91,6 +91,13 @@ bool gm_node_computes_shape(const gm_node *n);
  * node, nor a Reshape whose output is a view of that input: the executors check no pattern
  * there, and the passes need not order them before a write. */
 bool gm_node_reads_input_data(const gm_node *n, uint32_t i);
+/* Does n write output k on the device, rather than alias memory someone else wrote? Compute ops
+ * write their outputs, ref ops the memory they share with an input, an in-place computation
+ * (reuse_input with `_output_inplace_ability`) its input's memory; views, Phony ops,
+ * pass-through ops, control-flow parents and subgraph Data / NetOutput write nothing. The
+ * executors write patterns where this says, and the access-order pass orders these writes: one
+ * definition for both. */
+bool gm_node_writes_output(const gm_node *n, uint32_t k);
 /* The atomic-clean node (AtomicAddrClean / MemSet, a control input of n) that zeroes the memory
  * anchor (n, out, index) lives in before n accumulates into it, or NULL: an output listed in
  * n's atomic_output_index, or an input of a reducing collective (GM_OP_HCCL_ATOMIC), whose

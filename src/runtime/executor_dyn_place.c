@@ -33,7 +33,7 @@ static gm_status check_writes(gm_dyn *d)
         const int32_t *u = d->uses + d->use_base[t];
         for (uint32_t a = 0; a < n->n_in + n->n_out; a++) {
             bool writes = a < n->n_in ? gm_node_is(n, GM_OP_INPUT_MUTABLE) && n->in[a].src
-                                      : gm_exec_writes_output(n, a - n->n_in);
+                                      : gm_node_writes_output(n, a - n->n_in);
             if (!writes || u[a] < 0) continue;
             int32_t r = d->root[u[a]];
             if (d->host_mem[r] || (unsigned)d->home[r] == gm_exec_task_device(x, t)) continue;

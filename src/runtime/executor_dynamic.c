@@ -289,7 +289,7 @@ static gm_status run_enter(gm_dyn *d, size_t t)
             if (n->in[i].src)
                 st = write_sym(d, t, u[i], gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc), 0x100 + i);
     for (uint32_t k = 0; k < n->n_out && st == GM_OK; k++)
-        if (gm_exec_writes_output(n, k)) st = write_sym(d, t, u[n->n_in + k], gm_desc_size(&n->out[k].desc), k);
+        if (gm_node_writes_output(n, k)) st = write_sym(d, t, u[n->n_in + k], gm_desc_size(&n->out[k].desc), k);
     x->stats->tasks++;
     return st;
 }

@@ -104,8 +104,6 @@ gm_status gm_exec_wait_dep(gm_exec *x, size_t t, size_t dep);
 gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, size_t, size_t));
 /* A pattern seed from (iteration, task, salt); never 0 (0 means "unknown"). */
 uint64_t gm_exec_mix(uint64_t z);
-/* Does node n write output k (rather than alias memory someone else wrote)? */
-bool gm_exec_writes_output(const gm_node *n, uint32_t k);
 /* Is n in the If/Case branch iteration x->iteration takes (or in no such branch)? */
 bool gm_exec_branch_taken(const gm_exec *x, const gm_node *n);
 

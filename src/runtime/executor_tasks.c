@@ -205,20 +205,6 @@ uint64_t gm_exec_mix(uint64_t z)
     return (z ^ (z >> 31)) | 1; /* never 0: 0 means "unknown" */
 }
 
-/* Does node n write output k (rather than alias memory someone else wrote)? */
-bool gm_exec_writes_output(const gm_node *n, uint32_t k)
-{
-    bool root = n->graph->parent == NULL;
-    if (gm_node_is(n, GM_OP_CONTROL_FLOW) || gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
-        gm_node_is(n, GM_OP_PASS_THROUGH) || gm_node_is(n, GM_OP_PASS_THROUGH_0))
-        return false;
-    if (!root && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_NETOUTPUT))) return false;
-    int64_t in = 0;
-    /* reuse_input: an in-place computation writes, a view does not */
-    if (gm_desc_reuse_input(&n->out[k].desc, &in)) return gm_attr_find(n->attrs, "_output_inplace_ability") != NULL;
-    return true;
-}
-
 static void *addr_of(gm_exec *x, const gm_exec_slot *sl)
 {
     const gm_plan_symbol *y = &x->p->symbols[sl->sym];
@@ -303,7 +289,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
                 st = write_slot(x, t, &x->slot[0][x->base[0][n->topo_id] + i],
                                 gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc), 0x100 + i);
     for (uint32_t k = 0; k < n->n_out && st == GM_OK; k++)
-        if (gm_exec_writes_output(n, k))
+        if (gm_node_writes_output(n, k))
             st = write_slot(x, t, &x->slot[1][x->base[1][n->topo_id] + k], gm_desc_size(&n->out[k].desc), k);
     x->stats->tasks++;
     return st;
