@@ -13,8 +13,9 @@
 DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjemalloc-dev
 # What only the tests need: groff renders the man page (tests/man_page.sh); Chromium, Graphviz
-# and libpng draw and read back the pictures (tests/svg_chromium.sh).
-TEST_DEBS := groff-base chromium graphviz libpng-dev
+# and libpng draw and read back the pictures (tests/svg_chromium.sh); libonnx-testdata holds ONNX's
+# backend test suite (tests/onnx_backend.sh).
+TEST_DEBS := groff-base chromium graphviz libpng-dev libonnx-testdata
 BUILD    := build
 ASAN     := build/asan
 TSAN     := build/tsan

@@ -76,6 +76,24 @@ expect 0 "the written plan verifies" "$GM" verify "$TMP/planned.json" "$TMP/plan
 has "$SRC/README.md" "graphmem plan" "README names the main command"
 
 # Usage errors: exit 2, and the message names what is wrong.
+# The access-order pass: a clone and an in-place ReLU6 of one buffer, ordered only by the list
+# and on two streams. On by default (the edge listed, the run clean); left out it is GE's
+# behaviour, and the verifier refuses the plan.
+cat >"$TMP/race.json" <<'JSON'
+{"graphmem": 1, "name": "race", "graphs": [{"name": "root", "nodes": [
+ {"name": "x", "type": "Data", "attrs": {"index": 0}, "outputs": [{"dtype": "float32", "shape": [1024]}]},
+ {"name": "mm", "type": "Exp", "inputs": ["x:0"], "outputs": [{"dtype": "float32", "shape": [1024]}]},
+ {"name": "clone", "type": "aten.clone.default", "stream": 1, "inputs": ["mm:0"], "outputs": [{"dtype": "float32", "shape": [1024]}]},
+ {"name": "relu6", "type": "aten.hardtanh_.default", "inputs": ["mm:0"], "input_names": ["self"], "output_names": ["self"], "attrs": {"reference": true}, "outputs": [{"dtype": "float32", "shape": [1024]}]},
+ {"name": "out", "type": "NetOutput", "inputs": ["relu6:0", "clone:0"]}]}]}
+JSON
+expect 0 "check orders the race" "$GM" check "$TMP/race.json" && has "$TMP/out" "control edge clone -> relu6  [access_order]" "lists the edge"
+has "$TMP/out" "ordered edges              1" "counts the edge"
+expect 0 "plan the race" "$GM" plan "$TMP/race.json" -q -o "$TMP/race.plan.json" --dump-graph "$TMP/race.after.json"
+has "$TMP/race.plan.json" '"edge":{"from":"clone","to":"relu6"}' "the plan lists the edge"
+expect 0 "the graph after the passes verifies the plan" "$GM" verify "$TMP/race.after.json" "$TMP/race.plan.json"
+expect 1 "GE's behaviour: the race refused" "$GM" plan "$TMP/race.json" --passes all,-access_order && has "$TMP/err" "are not ordered" "names the race"
+expect 0 "run the race on 2 streams" "$GM" run "$TMP/race.json" --streams 2 --plan && has "$TMP/out" "verified                   yes" "clean"
 expect 2 "unknown pass" "$GM" plan --passes rw_conflict,bogus && has "$TMP/err" "unknown pass 'bogus'" "names the pass"
 expect 2 "unknown option" "$GM" plan --frobnicate && has "$TMP/err" "unknown option '--frobnicate'" "names the option"
 expect 2 "option without value" "$GM" plan --passes
@@ -229,6 +247,16 @@ if [ -d "$SHARED" ]; then
     [ -e "$f" ] && run_all "$(basename "$f")" 1 "$f"
   done
 fi
+# Loops: carried and stacked outputs (src/ops/op_table.h). Every ONNX backend-test model with a
+# Loop or Scan, and a small Loop of our own, plans to a verified plan and runs clean with the
+# plan on 1 and 4 streams and with the runtime allocator on 4.
+for f in "$SRC"/tests/data/onnx_loops/*.onnx "$SRC/tests/data/loop_stacked.json"; do
+  n=$(basename "$f")
+  expect 0 "plan $n" "$GM" plan "$f" && has "$TMP/out" "verified                   yes" "plan $n verified"
+  for mode in "--plan --streams 1" "--plan --streams 4" "--streams 4"; do
+    expect 0 "run $n $mode" "$GM" run "$f" $mode && has "$TMP/out" "every read found its writer's data" "run $n $mode"
+  done
+done
 expect 0 "run --plan stats" "$GM" run --plan --streams 2
 has "$TMP/out" "region feature_map/" "static run prints its regions"
 has "$TMP/out" "device peak" "static run prints the device peak"

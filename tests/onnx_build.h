@@ -136,17 +136,28 @@ static inline void g_node(Onnx__GraphProto *g, Onnx__NodeProto *n) { g->node[g->
 static inline void g_in(Onnx__GraphProto *g, Onnx__ValueInfoProto *v) { g->input[g->n_input++] = v; }
 static inline void g_out(Onnx__GraphProto *g, Onnx__ValueInfoProto *v) { g->output[g->n_output++] = v; }
 
-static inline uint8_t *pack_model(Onnx__GraphProto *g, size_t *len)
+/* The model of graph g importing the default operator set at `opset` (0: none named). */
+static inline uint8_t *pack_model_opset(Onnx__GraphProto *g, int64_t opset, size_t *len)
 {
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+    Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT, *sets[1] = {&os};
     mp.has_ir_version = 1;
     mp.ir_version = 8;
     mp.graph = g;
+    if (opset > 0) {
+        os.domain = (char *)"";
+        os.has_version = 1;
+        os.version = opset;
+        mp.opset_import = sets;
+        mp.n_opset_import = 1;
+    }
     *len = onnx__model_proto__get_packed_size(&mp);
     uint8_t *buf = keep(malloc(*len));
     onnx__model_proto__pack(&mp, buf);
     return buf;
 }
+
+static inline uint8_t *pack_model(Onnx__GraphProto *g, size_t *len) { return pack_model_opset(g, 0, len); }
 
 /* A Scan body: one state (a running sum s_in -> s_out) and one scan input x_i, each row kept. */
 static inline Onnx__GraphProto *scan_sum_body(void)

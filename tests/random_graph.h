@@ -21,12 +21,9 @@ typedef struct rg {
     int n_tensors;
     char tensors[256][48]; /* "node:out" of float tensors that may be read */
     int size[256];         /* their element counts */
-    int root[256];         /* the tensor whose buffer it is (itself, or a view's source) */
-    unsigned char grouped[4096]; /* by root: already a member of a continuous group */
     int nodes, streams;
     bool first_node;
     bool dynamic; /* has tensors of run-time size; then no continuous groups (see rg_graph) */
-    int next_root;
     char join[2][40]; /* control inputs the next node takes (see rg_stream) */
     char last[40];    /* the node begun last */
 } rg;
@@ -58,31 +55,24 @@ static void rg_put(rg *g, const char *fmt, ...)
     }
 }
 
-static void rg_tensor_of(rg *g, const char *node, int out, int elems, int root)
+static void rg_tensor(rg *g, const char *node, int out, int elems)
 {
     if (g->n_tensors == 256) { /* keep the recent half */
         memmove(g->tensors, g->tensors + 128, sizeof g->tensors / 2);
         memmove(g->size, g->size + 128, sizeof g->size / 2);
-        memmove(g->root, g->root + 128, sizeof g->root / 2);
         g->n_tensors = 128;
     }
     snprintf(g->tensors[g->n_tensors], sizeof g->tensors[0], "%s:%d", node, out);
-    g->root[g->n_tensors] = root;
     g->size[g->n_tensors++] = elems;
 }
 
-static void rg_tensor(rg *g, const char *node, int out, int elems) { rg_tensor_of(g, node, out, elems, g->next_root++); }
-
-/* A random readable tensor; elems receives its size, root (when not NULL) its buffer. */
-static const char *rg_input_root(rg *g, int *elems, int *root)
+/* A random readable tensor; elems receives its size. */
+static const char *rg_input(rg *g, int *elems)
 {
     int i = g->n_tensors - 1 - rg_pick(g, g->n_tensors < 12 ? g->n_tensors : 12); /* mostly recent */
     *elems = g->size[i];
-    if (root) *root = g->root[i];
     return g->tensors[i];
 }
-
-static const char *rg_input(rg *g, int *elems) { return rg_input_root(g, elems, NULL); }
 
 static void rg_begin_node(rg *g, const char *name, const char *type)
 {
@@ -137,17 +127,23 @@ static void rg_node(rg *g, int i)
 {
     char name[32], own[48];
     snprintf(name, sizeof name, "n%d", i);
-    int e1, e2, r1, r2;
-    const char *a = rg_input_root(g, &e1, &r1);
+    int e1, e2;
+    const char *a = rg_input(g, &e1);
     int kind = rg_pick(g, 12);
     if (kind <= 3) { /* elementwise, sometimes in place, atomic or batch-labelled */
         static const char *const un[] = {"Relu", "Sigmoid", "Tanh", "Exp"};
         const char *type = un[rg_pick(g, 4)];
         int flavour = rg_pick(g, 8);
         if (flavour == 0) a = rg_private(g, i, a, e1, own, sizeof own);
+        /* a make_fx in-place op (a ref pair: input and output named self) on a itself, which
+         * others read before or after it, on any stream: only the list orders them, until the
+         * access-order pass adds the edge */
+        if (flavour == 3) type = "aten.hardtanh_.default";
         rg_begin_node(g, name, type);
         rg_put(g, ",\"inputs\":[\"%s\"]", a);
         if (flavour == 0) rg_put(g, ",\"attrs\":{\"_output_inplace_ability\":[[0,0]]}");
+        if (flavour == 3)
+            rg_put(g, ",\"input_names\":[\"self\"],\"output_names\":[\"self\"],\"attrs\":{\"reference\":true}");
         if (flavour == 1) rg_put(g, ",\"attrs\":{\"atomic_output_index\":[0]}");
         if (flavour == 2) rg_put(g, ",\"attrs\":{\"_batch_label\":\"batch_%d\"}", rg_pick(g, 2));
         rg_stream(g);
@@ -168,15 +164,12 @@ static void rg_node(rg *g, int i)
         rg_put(g, "]}");
         rg_tensor(g, name, 0, e1);
     } else if (kind == 6) { /* continuous inputs */
-        const char *b = rg_input_root(g, &e2, &r2);
-        /* one buffer twice in one block cannot be laid out; GE's layout pass, one round, does
-         * not always untangle it when a view is involved (a known limit, also graphmem's) */
-        /* and a buffer in two groups can close a cycle of "follows" no layout satisfies (split A
-         * [a0 a1], split B [b0 b1], concats [a1 b0] and [b1 a0]): GE checks the groups pairwise
-         * and accepts each pair, so does graphmem; the planner then says no plan exists. Random
-         * graphs keep concat members out of other groups. */
-        bool block = !g->dynamic && r1 != r2 && !g->grouped[r1 % 4096] && !g->grouped[r2 % 4096];
-        if (block) g->grouped[r1 % 4096] = g->grouped[r2 % 4096] = 1;
+        /* any two tensors: one buffer twice (through a view too), or buffers of other groups,
+         * whose demands together can close a cycle no layout satisfies (split A [a0 a1], split
+         * B [b0 b1], concats [a1 b0] and [b1 a0]); the layout pass then copies a member
+         * (conflict/layout_groups.c) */
+        const char *b = rg_input(g, &e2);
+        bool block = !g->dynamic;
         rg_begin_node(g, name, "ConcatD");
         rg_put(g, ",\"inputs\":[\"%s\",\"%s\"],\"attrs\":{\"continuous_input\":%s,\"concat_dim\":0}", a, b,
                block ? "true" : "false");
@@ -197,14 +190,13 @@ static void rg_node(rg *g, int i)
         rg_put(g, "]}");
         rg_tensor(g, name, 0, (e1 + 1) / 2);
         rg_tensor(g, name, 1, (e1 + 1) / 2);
-        if (!g->dynamic) g->grouped[g->root[g->n_tensors - 1] % 4096] = g->grouped[g->root[g->n_tensors - 2] % 4096] = 1;
     } else if (kind == 8) { /* a view */
         rg_begin_node(g, name, "Reshape");
         rg_put(g, ",\"inputs\":[\"%s\"]", a);
         rg_stream(g);
         rg_put(g, ",\"outputs\":[{\"dtype\":\"float32\",\"shape\":[%d],\"reuse_input\":true,\"reuse_input_index\":0}]}",
                e1);
-        rg_tensor_of(g, name, 0, e1, r1);
+        rg_tensor(g, name, 0, e1);
     } else if (kind == 9) { /* a collective that writes its input */
         a = rg_private(g, i, a, e1, own, sizeof own);
         rg_begin_node(g, name, "HcomAllReduce");

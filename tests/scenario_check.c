@@ -305,7 +305,7 @@ static void scn_fail(scn_ctx *c, const char *fmt, ...)
 static const char *const k_top_keys[] = {"scenario", "about", "options", "run", "graph", "expect"};
 static const char *const k_expect_keys[] = {
     "copy_before", "no_copy_before", "copy_after", "inserted", "inserted_in", "skip_rw_conflict",
-    "lint", "same_offset", "follows", "error"};
+    "lint", "same_offset", "follows", "ordered", "edges", "error"};
 
 static bool scn_in_list(const char *s, const char *const *list, size_t n)
 {
@@ -393,6 +393,20 @@ static void scn_check_pair_list(scn_ctx *c, const cJSON *v, const char *key)
     if (!ok) scn_fail(c, "expect.%s: must be a list of [\"node:index\", \"node:index\"] pairs", key);
 }
 
+static void scn_check_node_pairs(scn_ctx *c, const cJSON *v, const char *key)
+{
+    bool ok = cJSON_IsArray(v);
+    for (const cJSON *e = ok ? v->child : NULL; e; e = e->next) {
+        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2) {
+            ok = false;
+            continue;
+        }
+        for (const cJSON *r = e->child; r; r = r->next)
+            if (!cJSON_IsString(r) || !*r->valuestring) ok = false;
+    }
+    if (!ok) scn_fail(c, "expect.%s: must be a list of [\"from\", \"to\"] node-name pairs", key);
+}
+
 /* Validates the file's structure; failures are reported into c. */
 static void scn_validate(scn_ctx *c, const cJSON *root)
 {
@@ -456,6 +470,10 @@ static void scn_validate(scn_ctx *c, const cJSON *root)
             scn_check_name_list(c, e, k);
         } else if (!strcmp(k, "same_offset") || !strcmp(k, "follows")) {
             scn_check_pair_list(c, e, k);
+        } else if (!strcmp(k, "ordered")) {
+            scn_check_node_pairs(c, e, k);
+        } else if (!strcmp(k, "edges")) {
+            if (!scn_is_count(e)) scn_fail(c, "expect.edges: must be a non-negative integer");
         } else if (!strcmp(k, "error")) {
             if (!cJSON_IsString(e) || !*e->valuestring)
                 scn_fail(c, "expect.error: must be a non-empty string");
@@ -716,7 +734,8 @@ static const gm_plan_symbol *scn_plan_output(const gm_plan *p, const char *ref, 
 }
 
 /* same_offset [["a:0","b:0"]]: one address; follows [["b:0","a:0"]]: b starts where a ends
- * (see scn_plan_output). The model is planned as `graphmem plan` would. */
+ * (see scn_plan_output). The model is planned as `graphmem plan` would, and the plan must pass
+ * the planner's own verification. */
 static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e, bool follows)
 {
     gm_plan *p = NULL;
@@ -726,6 +745,10 @@ static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e,
         scn_fail(c, "expect.%s: planning failed: %s", follows ? "follows" : "same_offset", err.message);
         return;
     }
+    /* A fact about a plan that does not verify proves nothing (spec: "all" plans and verifies). */
+    if (p->unresolved)
+        scn_fail(c, "expect.%s: the plan does not verify (%zu problem(s) left; `graphmem plan` lists them)",
+                 follows ? "follows" : "same_offset", p->unresolved);
     for (const cJSON *pr = e->child; pr; pr = pr->next) {
         const char *ra = pr->child->valuestring, *rb = pr->child->next->valuestring;
         int64_t a_at = 0, a_end = 0, b_at = 0, b_end = 0;
@@ -744,6 +767,26 @@ static void scn_expect_plan_facts(scn_ctx *c, const gm_model *m, const cJSON *e,
                      (long long)b_end);
     }
     gm_plan_free(p);
+}
+
+/* Each [from, to]: the model now has the control edge from -> to, and the report records it. */
+static void scn_expect_ordered(scn_ctx *c, const gm_model *m, const gm_pass_report *rep, const cJSON *e)
+{
+    for (const cJSON *pair = e->child; pair; pair = pair->next) {
+        const char *from = pair->child->valuestring, *to = pair->child->next->valuestring;
+        gm_node *a = gm_model_find_node(m, from), *b = gm_model_find_node(m, to);
+        if (!a || !b) {
+            scn_fail(c, "expect.ordered [%s, %s]: the model has no node '%s'", from, to, a ? to : from);
+            continue;
+        }
+        bool edge = false, recorded = false;
+        for (size_t i = 0; i < gm_node_control_input_count(b); i++) edge |= gm_node_control_input(b, i) == a;
+        for (size_t i = 0; i < rep->n_edges; i++)
+            recorded |= !strcmp(rep->edges[i].from, from) && !strcmp(rep->edges[i].to, to);
+        if (!edge || !recorded)
+            scn_fail(c, "expect.ordered [%s, %s]: %s", from, to,
+                     !edge ? "no control edge between them" : "the edge is not in the report's edges");
+    }
 }
 
 static void scn_evaluate(scn_ctx *c, const cJSON *ex, const scn_orig *o, const gm_model *m,
@@ -794,6 +837,15 @@ static void scn_evaluate(scn_ctx *c, const cJSON *ex, const scn_orig *o, const g
             }
         } else if (!strcmp(k, "same_offset") || !strcmp(k, "follows")) {
             scn_expect_plan_facts(c, m, e, !strcmp(k, "follows"));
+        } else if (!strcmp(k, "ordered")) {
+            scn_expect_ordered(c, m, rep, e);
+        } else if (!strcmp(k, "edges") && rep->n_edges != (size_t)e->valuedouble) {
+            scn_buf b = {0};
+            for (size_t i = 0; i < rep->n_edges; i++)
+                scn_buf_printf(&b, "%s%s -> %s", i ? ", " : "", rep->edges[i].from, rep->edges[i].to);
+            scn_fail(c, "expect.edges %d: the passes added %zu%s%s", (int)e->valuedouble, rep->n_edges,
+                     rep->n_edges ? ": " : "", scn_buf_str(&b));
+            scn_buf_free(&b);
         }
     }
 }

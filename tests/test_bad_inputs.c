@@ -131,6 +131,13 @@ static size_t check_damaged_files(void)
         {"cut2.onnx", "info", NULL, GM_TEST_DATA_DIR "/models/control_flow.onnx", 1000, "ONNX|protobuf"},
         {"cut.txt", "plan", NULL, GM_TEST_DATA_DIR "/ge/small_all_kinds.txt", 700, ""},
         {"bad_field.txt", "info", "name: \"m\"\ngraph { name: \"g\" op { name: \"a\" typo: 3 } }\n", NULL, 0, "typo"},
+        {"bad_dim.txt", "plan", "graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { shape { dim: 4 dim: -2 } } } }\n",
+         NULL, 0, "dim 1 is -2"},
+        {"ref_larger.txt", "plan",
+         "graph { name: \"g\"\n op { name: \"var\" type: \"Variable\" output_desc { dtype: DT_FLOAT shape { dim: 512 } } }\n"
+         " op { name: \"v\" type: \"Const\" output_desc { dtype: DT_FLOAT shape { dim: 4096 } } }\n"
+         " op { name: \"upd\" type: \"Assign\" input: \"var:0\" input: \"v:0\" output_desc { dtype: DT_FLOAT shape { dim: 4096 } } } }\n",
+         NULL, 0, "upd_out_0 (16384 bytes) is larger than its referent upd_in_0 (2048 bytes"},
         {"bad_csv.csv", "plan --dsa", "id,lower,upper,size\n0,5,2,8\n", NULL, 0, ":2"},
         {"neg_size.csv", "plan --dsa", "id,lower,upper,size\n0,0,2,-8\n", NULL, 0, "size"},
         {"no_header.csv", "plan --dsa", "1,2,3\n", NULL, 0, "header|id"},

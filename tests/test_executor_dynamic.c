@@ -141,6 +141,39 @@ static void test_shared_models_clean(void **state)
         }
 }
 
+/* A Loop with a stacked output (tests/data/loop_stacked.json, ops/op_table.h): the loop writes
+ * loop:1 and reads the body's row at its exit, so row stays allocated until then. Clean on 1 to 8
+ * streams, nothing leaked; and the exit's read is one read an iteration more than the same loop
+ * with every output carried (where post reads row itself). */
+static void test_loop_stacked_output(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = NULL;
+    gm_error err;
+    if (gm_read_file(GM_TEST_DATA_DIR "/loop_stacked.json", &text, &len, &err) != GM_OK) fail_msg("%s", err.message);
+    char *attr = strstr(text, "\"_gm_carried_outputs\": 1");
+    assert_non_null(attr);
+    uint64_t reads[2] = {0, 0};
+    for (int carried = 0; carried < 2; carried++) {
+        attr[strlen("\"_gm_carried_outputs\": ")] = carried ? '2' : '1'; /* 2: both outputs carried */
+        for (size_t i = 0; i < 4; i++) {
+            if (!stream_count_wanted(i) || (carried && k_streams[i] != 1)) continue;
+            gm_model *m = NULL;
+            if (gm_model_read_json(text, len, "loop_stacked.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+            gm_run_stats s = run(m, k_streams[i], 3, carried ? "loop, all carried" : "loop_stacked.json");
+            if (s.corrupted_reads) fail_msg("%u streams: %s", k_streams[i], s.first_corruption);
+            assert_int_equal(s.alloc.live_bytes, 0);
+            assert_int_equal(s.alloc.leaked_blocks, 0);
+            assert_int_equal(s.alloc.sync_violations, 0);
+            if (k_streams[i] == 1) reads[carried] = s.reads_checked;
+            gm_model_free(m);
+        }
+    }
+    assert_int_equal(reads[0], reads[1] + 3);
+    free(text);
+}
+
 /* Memory first (an expandable L1 over the host device's virtual memory, the pools recycling before
  * it grows, the releases settled before it grows): every read still intact, on 1 to 8 streams,
  * never more device memory than the default, on several streams less; and no more than on one
@@ -435,7 +468,7 @@ int main(void)
         cmocka_unit_test(test_embedded_example_clean), cmocka_unit_test(test_shared_models_clean),
         cmocka_unit_test(test_memory_pressure_borrows),
         cmocka_unit_test(test_memory_first_clean), cmocka_unit_test(test_learned_plan_clean),
-        cmocka_unit_test(test_coarse_granule_clean),
+        cmocka_unit_test(test_coarse_granule_clean),    cmocka_unit_test(test_loop_stacked_output),
         cmocka_unit_test(test_early_free_is_caught),
         cmocka_unit_test(test_alloc_failures),          cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_groups_laid_out),         cmocka_unit_test(test_gapped_groups_are_caught),

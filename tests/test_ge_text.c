@@ -827,6 +827,23 @@ static void test_errors_model(void **state)
                  "unknown dtype 99");
     expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { shape { dim: -3 } } } }",
                  "t.txt:1:69:", "dim 0 is -3");
+    /* The one dim rule of every reader: -2 only alone (an unknown rank), in any position. */
+    expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { shape { dim: -2 dim: 3 } } } }",
+                 "t.txt:1:69:", "dim 0 is -2 (dims are >= 0, -1 unknown, or [-2] alone for an unknown rank)");
+    expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { shape { dim: 4 dim: -2 dim: 8 } } } }",
+                 "t.txt:1:76:", "dim 1 is -2");
+    expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { dtype: DT_FLOAT } }\n"
+                 " op { name: \"b\" type: \"Relu\" input: \"a:0\" input_desc { shape { dim: -1 dim: -7 } } } }",
+                 "op 'b'", "dim 1 is -7");
+    /* A ref pair (Assign's op table names input 0 and output 0 'ref') larger than its Variable:
+     * finalize refuses it for every reader, naming both anchors and sizes. */
+    expect_error("graph { name: \"g\"\n"
+                 " op { name: \"var\" type: \"Variable\" output_desc { dtype: DT_FLOAT shape { dim: 512 } } }\n"
+                 " op { name: \"v\" type: \"Const\" output_desc { dtype: DT_FLOAT shape { dim: 4096 } } }\n"
+                 " op { name: \"upd\" type: \"Assign\" input: \"var:0\" input: \"v:0\"\n"
+                 "  output_desc { dtype: DT_FLOAT shape { dim: 4096 } } } }",
+                 "graph 'g': node 'upd'",
+                 "ref output upd_out_0 (16384 bytes) is larger than its referent upd_in_0 (2048 bytes");
     expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { reuse_input_index: -1 } } }",
                  "t.txt:1:61:", "reuse_input_index is negative");
     expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\"\n attr { key: \"\" value { i: 1 } } } }",
@@ -836,6 +853,19 @@ static void test_errors_model(void **state)
     expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc {\n"
                  " attr { key: \"_gm_memory_type\" value { s: \"nvram\" } } } } }",
                  "t.txt:2:2:", "_gm_memory_type");
+    /* What the dim rule lets through: [-2] alone (unknown rank), -1 anywhere. */
+    {
+        const char *ok = "graph { name: \"g\" op { name: \"a\" type: \"Data\" output_desc { dtype: DT_FLOAT shape { dim: -2 } }"
+                         " output_desc { dtype: DT_FLOAT shape { dim: -1 dim: 3 } } } }";
+        gm_model *m = NULL;
+        gm_error err;
+        assert_int_equal(gm_model_read_ge_text(ok, strlen(ok), "t.txt", &m, &err), GM_OK);
+        const gm_node *a = gm_model_find_node(m, "a");
+        assert_non_null(a);
+        check_shape(gm_node_output_desc(a, 0), 1, (const int64_t[]){-2});
+        check_shape(gm_node_output_desc(a, 1), 2, (const int64_t[]){-1, 3});
+        gm_model_free(m);
+    }
     /* Errors found by finalize name the graph and node. */
     expect_error("graph { name: \"g\" op { name: \"a\" type: \"Data\" attr { key: \"index\" value { s: \"0\" } } } }",
                  "graph 'g': node 'a'", "attribute 'index' has the wrong kind");

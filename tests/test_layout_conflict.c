@@ -25,6 +25,7 @@
 #include "conflict/layout_conflict.h"
 #include "conflict/rw_conflict.h"
 #include "graphmem/log.h"
+#include "graphmem/plan.h"
 #include "ir/ir.h"
 #include "passes/dedicated.h"
 #include "util/alloc.h"
@@ -926,6 +927,139 @@ static void test_branch_returns_const(void **state)
     gm_model_free(m);
 }
 
+/* ---- continuous groups as a whole (layout_groups.c) ---------------------------------------- */
+
+/* n splits in a ring: split k's second output and split k+1's first are one concat's inputs,
+ * [s_k:1, s_{k+1}:0]. Every pair of groups agrees; together they are one cycle, or with
+ * `open` the last concat is left out and they are one long chain. */
+static char *split_ring(int n, bool open)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    fprintf(f, "{'graphmem':1,'graphs':[{'name':'root','nodes':[");
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%s{'name':'r%d','type':'Relu',%s},{'name':'s%d','type':'SplitD','inputs':['r%d:0'],"
+                   "'attrs':{'continuous_output':true}," OUT4x2 "}",
+                k ? "," : "", k, OUT4, k, k);
+    for (int k = 0; k < (open ? n - 1 : n); k++)
+        fprintf(f, ",{'name':'c%d','type':'ConcatD','inputs':['s%d:1','s%d:0'],'attrs':{'continuous_input':true},"
+                   "'outputs':[{'dtype':'float32','shape':[8]}]}",
+                k, k, (k + 1) % n);
+    fprintf(f, "]}]}");
+    fclose(f);
+    return buf;
+}
+
+static size_t unresolved_after_planning(const gm_model *m)
+{
+    gm_plan *p = NULL;
+    gm_error err;
+    assert_int_equal(gm_plan_build(m, NULL, &p, &err), GM_OK);
+    size_t n = p->unresolved;
+    gm_plan_free(p);
+    return n;
+}
+
+static void test_continuous_groups_as_a_whole(void **state)
+{
+    (void)state;
+    /* a ring of three: one copy, before the concat whose second input would close it, logged
+     * and recorded like the pass's other copies; the plan then verifies */
+    char *text = split_ring(3, false);
+    gm_model *m = load_q(text);
+    free(text);
+    gm_pass_report rep = {0};
+    char *log = NULL;
+    assert_int_equal(run_logged(m, &rep, GM_LOG_INFO, &log), GM_OK);
+    assert_int_equal(rep.n_nodes, 1);
+    assert_string_equal(rep.nodes[0].anchor_node, "c2");
+    assert_true(rep.nodes[0].before);
+    assert_int_equal(rep.nodes[0].index, 1);
+    assert_string_equal(rep.nodes[0].reason, "[CONTINUOUS_INPUT, CONTINUOUS_INPUT] continuous groups with no common layout");
+    assert_contains(log, "[MemConflict][Conflict] continuous group of c2: member 1 (c2_in_1) cannot lie where the group "
+                         "needs it (the group would close a cycle or hold one buffer twice), will insert before c2_in_1");
+    assert_contains(log, "[MemConflict][INSERT][NODE] identity_1_c2_MemLayoutConflict_0 before c2_in_1");
+    free(log);
+    assert_int_equal(unresolved_after_planning(m), 0);
+    /* a second run finds every group honoured */
+    assert_int_equal(run_logged(m, &rep, GM_LOG_WARN, NULL), GM_OK);
+    assert_int_equal(rep.n_nodes, 1);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+
+    /* without the pass the same ring has no plan: the copy is what makes one */
+    text = split_ring(3, false);
+    m = load_q(text);
+    free(text);
+    assert_true(unresolved_after_planning(m) > 0);
+    gm_model_free(m);
+
+    /* the ring left open is one chain a layout honours: no copy */
+    text = split_ring(3, true);
+    m = load_q(text);
+    free(text);
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(run_logged(m, &rep, GM_LOG_WARN, NULL), GM_OK);
+    assert_int_equal(rep.n_nodes, 0);
+    assert_int_equal(unresolved_after_planning(m), 0);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+
+    /* a ring of 2,000 splits: still one copy (the check is near-linear: no pairwise matrix) */
+    text = split_ring(2000, false);
+    m = load_q(text);
+    free(text);
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(run_logged(m, &rep, GM_LOG_WARN, NULL), GM_OK);
+    assert_int_equal(rep.n_nodes, 1);
+    assert_string_equal(rep.nodes[0].anchor_node, "c1999");
+    assert_int_equal(unresolved_after_planning(m), 0);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+
+    /* a split's outputs [a b c] and a concat's inputs [b c d] overlap head to tail (GE accepts
+     * it, §2.6); so does the check as a whole: one block [a b c d] */
+    m = load_q("{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'x','type':'Relu'," OUT4 "},"
+               "{'name':'d','type':'Relu'," OUT4 "},"
+               "{'name':'s','type':'SplitD','inputs':['x:0'],'attrs':{'continuous_output':true},'outputs':["
+               "{'dtype':'float32','shape':[4]},{'dtype':'float32','shape':[4]},{'dtype':'float32','shape':[4]}]},"
+               "{'name':'c','type':'ConcatD','inputs':['s:1','s:2','d:0'],'attrs':{'continuous_input':true},"
+               "'outputs':[{'dtype':'float32','shape':[12]}]}]}]}");
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(run_logged(m, &rep, GM_LOG_WARN, NULL), GM_OK);
+    assert_int_equal(rep.n_nodes, 0);
+    assert_int_equal(unresolved_after_planning(m), 0);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+
+    /* a continuous output whose second member is, through a view and a ref, the first split's
+     * second member: it would have two predecessors, which no pairwise checker sees (the
+     * splits are not connected directly). Its buffer is its input's, so the copy goes before
+     * that input */
+    m = load_q("{'graphmem':1,'graphs':[{'name':'root','nodes':[{'name':'x','type':'Relu'," OUT4 "},"
+               "{'name':'s1','type':'SplitD','inputs':['x:0'],'attrs':{'continuous_output':true}," OUT4x2 "},"
+               "{'name':'v','type':'Reshape','inputs':['s1:1'],"
+               "'outputs':[{'dtype':'float32','shape':[4],'reuse_input':true,'reuse_input_index':0}]},"
+               "{'name':'s2','type':'SplitD','inputs':['v:0'],'attrs':{'continuous_output':true},'outputs':["
+               "{'dtype':'float32','shape':[4]},{'dtype':'float32','shape':[4],'reuse_input':true,'reuse_input_index':0}]},"
+               "{'name':'o','type':'Add','inputs':['s2:0','s2:1']," OUT4 "}]}]}");
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(run_logged(m, &rep, GM_LOG_INFO, &log), GM_OK);
+    assert_int_equal(rep.n_nodes, 1);
+    assert_string_equal(rep.nodes[0].anchor_node, "s2");
+    assert_true(rep.nodes[0].before);
+    assert_int_equal(rep.nodes[0].index, 0);
+    assert_string_equal(rep.nodes[0].reason, "[CONTINUOUS_OUTPUT, CONTINUOUS_OUTPUT] continuous groups with no common layout");
+    assert_contains(log, "member 1 (s2_out_1) cannot lie where the group needs it (its buffer already lies after "
+                         "another one), will insert before s2_in_0");
+    free(log);
+    assert_int_equal(unresolved_after_planning(m), 0);
+    gm_pass_report_free(&rep);
+    gm_model_free(m);
+}
+
 /* The control-node phase builds each subgraph's symbols without sorting; a subgraph holding a
  * node made since the last sort is sorted first, then built. */
 static void test_ctrl_after_unsorted_insert(void **state)
@@ -1542,6 +1676,7 @@ int main(void)
         cmocka_unit_test(test_what_if_symbols),
         cmocka_unit_test(test_ctrl_check_only),
         cmocka_unit_test(test_second_run_inserts_nothing),
+        cmocka_unit_test(test_continuous_groups_as_a_whole),
         cmocka_unit_test(test_null_model),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_related_pairs_random),

@@ -23,6 +23,7 @@
 #include "graphmem/io.h"
 #include "io/onnx_internal.h"
 #include "onnx.pb-c.h"
+#include "ops/op_table.h"
 #include "util/alloc.h"
 
 #define MODELS GM_TEST_DATA_DIR "/models/"
@@ -677,9 +678,58 @@ static void test_scan(void **state)
     assert_shape(gm_model_find_node(m, "x_i"), 0, GM_DT_FLOAT, 1, 2); /* a row of xs */
     assert_shape(sn, 0, GM_DT_FLOAT, 1, 2);
     assert_shape(sn, 1, GM_DT_FLOAT, 2, 5, 2); /* the rows stacked again */
+    /* the state is carried, the rows stacked (ops/op_table.h) */
+    assert_int_equal(iattr(sn, "_gm_carried_outputs"), 1);
+    assert_false(gm_subgraph_output_is_stacked(sn, 0));
+    assert_true(gm_subgraph_output_is_stacked(sn, 1));
     check_stable(m);
     gm_model_free(m);
     free_kept();
+}
+
+/* Scan before opset 9: input 0 is sequence_lens (here absent), then the states and the scan
+ * inputs, each with a batch axis 0; the body sees one batch entry, so its input k is the Scan's
+ * input k + 1, and every output, the state too, gathers one body value per batch entry: none is
+ * carried. */
+static void test_scan_opset8(void **state)
+{
+    (void)state;
+    for (int64_t opset = 8; opset <= 9; opset++) {
+        Onnx__GraphProto *g = bgraph("main");
+        g_in(g, vinfo("init", 2, 3, 2));
+        g_in(g, vinfo("xs", 3, 3, 5, 2));
+        Onnx__NodeProto *scan = bnode("Scan", "scan", opset == 8 ? ",init,xs" : "init,xs", "final,rows");
+        battr_int(scan, "num_scan_inputs", 1);
+        battr_graph(scan, "body", scan_sum_body());
+        g_node(g, scan);
+        g_out(g, vinfo("final", -1));
+        g_out(g, vinfo("rows", -1));
+        size_t len;
+        uint8_t *bytes = pack_model_opset(g, opset, &len);
+        gm_model *m = read_onnx_buf(bytes, len, "scan8.onnx", NULL);
+        const gm_node *sn = gm_model_find_node(m, "scan"), *s_in = gm_model_find_node(m, "s_in");
+        const gm_node *x_i = gm_model_find_node(m, "x_i");
+        if (opset == 8) {
+            assert_int_equal(iattr(s_in, "_parent_node_index"), 1);
+            assert_int_equal(iattr(x_i, "_parent_node_index"), 2);
+            assert_shape(s_in, 0, GM_DT_FLOAT, 1, 2);         /* one batch entry of init */
+            assert_shape(x_i, 0, GM_DT_FLOAT, 1, 2);          /* one row of one batch entry */
+            assert_shape(sn, 0, GM_DT_FLOAT, 2, 3, 2);        /* a final state per batch entry */
+            assert_shape(sn, 1, GM_DT_FLOAT, 3, 3, 5, 2);     /* batch, rows, row */
+            assert_int_equal(iattr(sn, "_gm_carried_outputs"), 0);
+            assert_true(gm_subgraph_output_is_stacked(sn, 0));
+        } else { /* the same shapes read as opset 9: no batch axis, init's rows are the state */
+            assert_int_equal(iattr(s_in, "_parent_node_index"), 0);
+            assert_int_equal(iattr(x_i, "_parent_node_index"), 1);
+            assert_shape(x_i, 0, GM_DT_FLOAT, 2, 5, 2);
+            assert_int_equal(iattr(sn, "_gm_carried_outputs"), 1);
+            assert_false(gm_subgraph_output_is_stacked(sn, 0));
+        }
+        assert_true(gm_subgraph_output_is_stacked(sn, 1));
+        check_stable(m);
+        gm_model_free(m);
+        free_kept();
+    }
 }
 
 /* If whose branches disagree on a dim; Loop whose state grows every iteration; a generic op
@@ -740,6 +790,7 @@ static void test_flow_inference(void **state)
     assert_null(gm_node_input(ln, 0, NULL)); /* M absent */
     assert_shape(ln, 0, GM_DT_FLOAT, 1, -1);     /* [1], [2], [3] ... */
     assert_shape(ln, 1, GM_DT_FLOAT, 2, -1, -1); /* per iteration [k], iterations unknown */
+    assert_int_equal(iattr(ln, "_gm_carried_outputs"), 1); /* h carried, per_iter stacked */
     const gm_node *cn = gm_model_find_node(m, "cust");
     assert_string_equal(gm_attrs_get_string(*gm_node_attrs((gm_node *)cn), "domain"), "com.example");
     assert_int_equal(gm_node_input_count(cn), 1); /* the captured x */
@@ -927,6 +978,89 @@ static void test_bad_inputs(void **state)
     assert_non_null(strstr(err.message, "dims 'T5'"));
     assert_null(m);
     free(b);
+}
+
+/* A float value whose dims are the given dim_values, negative ones included (vinfo leaves a
+ * negative dim without a value). */
+static Onnx__ValueInfoProto *vinfo_dims(const char *name, size_t n, const int64_t *dims)
+{
+    Onnx__ValueInfoProto *vi = vinfo(name, 0);
+    Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+    sh->dim = keep(calloc(n + 1, sizeof *sh->dim));
+    for (size_t i = 0; i < n; i++) {
+        Onnx__TensorShapeProto__Dimension *d = keep(calloc(1, sizeof *d));
+        onnx__tensor_shape_proto__dimension__init(d);
+        d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        d->dim_value = dims[i];
+        sh->dim[sh->n_dim++] = d;
+    }
+    return vi;
+}
+
+static Onnx__TensorProto *float_tensor(const char *name, size_t n, const int64_t *dims)
+{
+    Onnx__TensorProto *t = keep(calloc(1, sizeof *t));
+    onnx__tensor_proto__init(t);
+    if (name) t->name = kstr(name);
+    t->has_data_type = 1;
+    t->data_type = 1;
+    t->dims = keep(calloc(n + 1, sizeof *t->dims));
+    memcpy(t->dims, dims, n * sizeof *dims);
+    t->n_dims = n;
+    return t;
+}
+
+/* x -> Relu -> y, x and y declared with the given dims. */
+static uint8_t *relu_model(size_t nx, const int64_t *x, size_t ny, const int64_t *y, size_t *len)
+{
+    Onnx__GraphProto *g = bgraph("main");
+    g_in(g, vinfo_dims("x", nx, x));
+    g_node(g, bnode("Relu", "r", "x", "y"));
+    g_out(g, vinfo_dims("y", ny, y));
+    return pack_model(g, len);
+}
+
+/* The one dim rule of every reader (ir.h): -1 unknown, [-2] alone an unknown rank, any other
+ * negative dim bad input — in declared values, initializers and tensor attributes. */
+static void test_bad_dims(void **state)
+{
+    (void)state;
+    size_t len;
+    const int64_t ok[] = {4}, minus2_first[] = {-2, 3}, minus2_inside[] = {4, -2, 8}, minus5[] = {2, -5};
+    uint8_t *b = relu_model(2, minus2_first, 1, ok, &len);
+    expect_bad(b, len, "graph 'main': value 'x': shape dim 0 is -2 (dims are >= 0, -1 unknown, or [-2] alone for an unknown rank)");
+    b = relu_model(1, ok, 3, minus2_inside, &len);
+    expect_bad(b, len, "value 'y': shape dim 1 is -2");
+    b = relu_model(2, minus5, 1, ok, &len);
+    expect_bad(b, len, "value 'x': shape dim 1 is -5");
+
+    /* An initializer and a Constant's value tensor. */
+    Onnx__GraphProto *g = bgraph("main");
+    g_in(g, vinfo("x", 1, 4));
+    g->initializer = keep(calloc(2, sizeof *g->initializer));
+    g->initializer[g->n_initializer++] = float_tensor("w", 1, (const int64_t[]){-3});
+    g_node(g, bnode("Add", "add", "x,w", "y"));
+    g_out(g, vinfo("y", -1));
+    b = pack_model(g, &len);
+    expect_bad(b, len, "graph 'main': initializer 'w': dim 0 is -3");
+    g = bgraph("main");
+    Onnx__NodeProto *c = bnode("Constant", "c", "", "y");
+    battr(c, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = float_tensor(NULL, 2, (const int64_t[]){2, -4});
+    g_node(g, c);
+    g_out(g, vinfo("y", -1));
+    b = pack_model(g, &len);
+    expect_bad(b, len, "graph 'main': node 'c': attribute 'value': dim 1 is -4");
+
+    /* What the rule lets through: [-2] alone is an unknown rank, -1 an unknown dim. */
+    const int64_t rank_unknown[] = {-2}, dim_unknown[] = {-1, 3};
+    b = relu_model(1, rank_unknown, 2, dim_unknown, &len);
+    gm_model *m = read_onnx_buf(b, len, "dims.onnx", NULL);
+    const gm_tensor_desc *xd = gm_node_output_desc(gm_model_find_node(m, "x"), 0);
+    assert_int_equal(gm_desc_ndims(xd), 1);
+    assert_int_equal(gm_desc_dims(xd)[0], -2);
+    assert_shape(gm_model_find_node(m, "r"), 0, GM_DT_FLOAT, 2, -1, 3);
+    gm_model_free(m);
+    free_kept();
 }
 
 /* Messages nested 50,000 deep (TypeProto -> sequence -> TypeProto ...) would overflow the
@@ -1512,9 +1646,11 @@ int main(void)
         cmocka_unit_test(test_inserted_node_visible),
         cmocka_unit_test(test_written_file_is_onnx),
         cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_scan_opset8),
         cmocka_unit_test(test_flow_inference),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_bad_dims),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_alloc_failures),

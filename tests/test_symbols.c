@@ -1,5 +1,6 @@
 /*
- * test_symbols.c — GE's symbol table (reference §2.2): which anchors share one address.
+ * test_symbols.c — GE's symbol table (reference §2.2): which anchors share one address; a loop's
+ * carried outputs are its body's, its stacked ones tensors of their own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include "analysis/ref.h"
 #include "analysis/symbols.h"
 #include "graphmem/io.h"
+#include "ops/op_table.h"
 
 typedef struct fixture {
     gm_model *m;
@@ -202,6 +204,59 @@ static void test_real_training_step(void **state)
     gm_model_free(m);
 }
 
+/* A Loop (tests/data/loop_stacked.json) with one loop-carried output and one stacked (a scan
+ * output): the carried one is its body's output, one symbol; the stacked one is a tensor of its
+ * own, which the loop writes, apart from the body output it stacks (ops/op_table.h). */
+static void test_loop_carried_and_stacked(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    gm_error err;
+    if (gm_model_read_file(GM_TEST_DATA_DIR "/loop_stacked.json", &f.m, &err) != GM_OK) fail_msg("%s", err.message);
+    if (gm_symbols_build(f.m, &f.s, &err) != GM_OK) fail_msg("%s", err.message);
+    const gm_node *loop = gm_model_find_node(f.m, "loop"), *bo = gm_model_find_node(f.m, "b_out");
+    /* the one definition, as every module asks it */
+    assert_false(gm_subgraph_output_is_stacked(loop, 0));
+    assert_true(gm_subgraph_output_is_stacked(loop, 1));
+    assert_false(gm_body_output_is_stacked(bo, 0)); /* the condition: no parent output */
+    assert_false(gm_body_output_is_stacked(bo, 1));
+    assert_true(gm_body_output_is_stacked(bo, 2));
+    assert_false(gm_node_writes_output(loop, 0));
+    assert_true(gm_node_writes_output(loop, 1));
+    /* carried: loop:0 is the body's step, which sum reads after the loop */
+    int32_t step = sym(&f, "step", "out", 0);
+    assert_int_equal(sym(&f, "loop", "out", 0), step);
+    assert_int_equal(sym(&f, "b_out", "in", 1), step);
+    assert_int_equal(sym(&f, "sum", "in", 0), step);
+    /* stacked: loop:1 (8 rows) and the body's row (one) are two tensors */
+    int32_t row = sym(&f, "row", "out", 0), stacked = sym(&f, "loop", "out", 1);
+    assert_int_equal(sym(&f, "b_out", "in", 2), row);
+    assert_int_not_equal(stacked, row);
+    assert_int_equal(sym(&f, "post", "in", 0), stacked);
+    assert_int_equal(gm_symbol_size(f.s, stacked), 2); /* loop:1 and post:0 */
+    assert_int_equal(gm_symbol_size(f.s, row), 2);     /* row:0 and b_out:2 */
+    drop(&f);
+
+    /* GE's While passes every output through, whatever the attribute would say: refused */
+    static const char k_while[] =
+        "{\"graphmem\":1,\"graphs\":[{\"name\":\"root\",\"nodes\":["
+        "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," OUT "},"
+        "{\"name\":\"w\",\"type\":\"While\",\"inputs\":[\"x:0\"],\"subgraphs\":[\"c\",\"b\"],"
+        "\"attrs\":{\"_gm_carried_outputs\":0}," OUT "},"
+        "{\"name\":\"o\",\"type\":\"NetOutput\",\"inputs\":[\"w:0\"]}]},"
+        "{\"name\":\"c\",\"parent\":\"w\",\"nodes\":["
+        "{\"name\":\"cd\",\"type\":\"Data\",\"attrs\":{\"_parent_node_index\":0}," OUT "},"
+        "{\"name\":\"co\",\"type\":\"NetOutput\",\"inputs\":[\"cd:0\"]}]},"
+        "{\"name\":\"b\",\"parent\":\"w\",\"nodes\":["
+        "{\"name\":\"bd\",\"type\":\"Data\",\"attrs\":{\"_parent_node_index\":0}," OUT "},"
+        "{\"name\":\"bo\",\"type\":\"NetOutput\",\"inputs\":[\"bd:0\"],"
+        "\"input_descs\":[{\"attrs\":{\"_parent_node_index\":0}}]}]}]}";
+    gm_model *m = NULL;
+    assert_int_equal(gm_model_read_json(k_while, strlen(k_while), "w.json", &m, &err), GM_ERR_INPUT);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "_gm_carried_outputs"));
+}
+
 /* Symbols are listed in name order (GE's); past 65,536 symbols the sort is a radix sort on
  * 8-byte prefixes, the names made and the runs of one prefix sorted in parts on two cores:
  * names sharing long prefixes, of every length around 8, and a million-ish mix must come out
@@ -251,7 +306,7 @@ int main(void)
         cmocka_unit_test(test_producer_and_consumers), cmocka_unit_test(test_ref_chains),
         cmocka_unit_test(test_if_subgraphs),           cmocka_unit_test(test_while_pass_through),
         cmocka_unit_test(test_merge_and_refdata),      cmocka_unit_test(test_real_training_step),
-        cmocka_unit_test(test_name_order_many),
+        cmocka_unit_test(test_name_order_many),        cmocka_unit_test(test_loop_carried_and_stacked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

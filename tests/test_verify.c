@@ -80,18 +80,26 @@ static void expect_ok(const gm_model *m, const char *plan)
     gm_plan_verdict_free(&v);
 }
 
-/* Exactly the problems of kind k (at least one, naming a and b), and no other kind. */
-static void expect_only(const gm_model *m, const char *plan, gm_plan_problem_kind k, const char *a, const char *b)
+/* Exactly the problems of kind k (at least one, naming a and b), and no other kind — but races
+ * as well when `races` (a symbol joining two tensors has two writers of one address). */
+static void expect_kinds(const gm_model *m, const char *plan, gm_plan_problem_kind k, const char *a, const char *b,
+                         bool races)
 {
     gm_plan_verdict v;
     verify(m, plan, &v);
     bool other = false;
-    for (size_t i = 0; i < v.n_problems; i++) other |= v.problems[i].kind != k;
+    for (size_t i = 0; i < v.n_problems; i++)
+        other |= v.problems[i].kind != k && !(races && v.problems[i].kind == GM_PLAN_P_RACE);
     if (!has(&v, k, a, b) || other) {
         dump(&v);
         fail_msg("expected only %s naming %s/%s", gm_plan_problem_kind_name(k), a ? a : "-", b ? b : "-");
     }
     gm_plan_verdict_free(&v);
+}
+
+static void expect_only(const gm_model *m, const char *plan, gm_plan_problem_kind k, const char *a, const char *b)
+{
+    expect_kinds(m, plan, k, a, b, false);
 }
 
 /* ---- two streams ----------------------------------------------------------------------- */
@@ -234,7 +242,7 @@ static void test_unrelated_tensors_in_one_symbol(void **state)
 {
     (void)state;
     gm_model *m = two_streams("");
-    expect_only(m,
+    expect_kinds(m,
                 "{'graphmem_plan':1,'symbols':["
                 "{'id':'X','anchors':[{'node':'x','out':0},{'node':'a','in':0},{'node':'b','in':0}],"
                 "'region':'zero_copy','offset':0,'size':1024},"
@@ -244,8 +252,40 @@ static void test_unrelated_tensors_in_one_symbol(void **state)
                 "'offset':1024,'size':1024},"
                 "{'id':'B2','anchors':[{'node':'b2','out':0},{'node':'out','in':1}],'region':'zero_copy',"
                 "'offset':2048,'size':1024}]}",
-                GM_PLAN_P_UNRELATED, "AB", NULL);
+                GM_PLAN_P_UNRELATED, "AB", NULL, true);
     gm_model_free(m);
+}
+
+/* One buffer, a reader and an in-place writer on two streams that only the list orders: the
+ * plan's symbols are right, but the result depends on which stream runs first. With the edge
+ * the access-order pass would add (clone -> relu_), the same plan is sound. */
+static void test_race_in_one_symbol(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"", ",'control_inputs':['clone']"};
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "{'graphmem':1,'name':'race','graphs':[{'name':'root','nodes':["
+                 "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+                 "{'name':'e','type':'Exp','inputs':['x:0']," F256 "},"
+                 "{'name':'clone','type':'Neg','stream':1,'inputs':['e:0']," F256 "},"
+                 "{'name':'relu_','type':'Relu','inputs':['e:0'],'input_names':['self'],'output_names':['self'],"
+                 "'attrs':{'reference':true}%s," F256 "},"
+                 "{'name':'out','type':'NetOutput','inputs':['relu_:0','clone:0']}]}]}",
+                 models[k]);
+        gm_model *m = load(text);
+        static const char plan[] =
+            "{'graphmem_plan':1,'symbols':["
+            "{'id':'X','anchors':[{'node':'x','out':0},{'node':'e','in':0}],'region':'zero_copy','offset':0,'size':1024},"
+            "{'id':'E','anchors':[{'node':'e','out':0},{'node':'clone','in':0},{'node':'relu_','in':0},"
+            "{'node':'relu_','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024},"
+            "{'id':'C','anchors':[{'node':'clone','out':0},{'node':'out','in':1}],'region':'zero_copy',"
+            "'offset':2048,'size':1024}]}";
+        if (k == 0) expect_only(m, plan, GM_PLAN_P_RACE, "E", NULL);
+        else expect_ok(m, plan);
+        gm_model_free(m);
+    }
 }
 
 /* ---- fixed, continuous ------------------------------------------------------------------- */
@@ -460,6 +500,117 @@ static void test_value_used_inside_and_outside_loop(void **state)
     verify(m, buf, &v);
     assert_true(has(&v, GM_PLAN_P_OVERLAP, "V", "T2"));
     gm_plan_verdict_free(&v);
+    gm_model_free(m);
+}
+
+/* ---- a loop's stacked output -------------------------------------------------------------------
+ * tests/data/loop_stacked.json: loop:1 (symbol loop_out_1, 8 rows) stacks the body's row
+ * (row_out_0, one row, read by b_out) — two tensors (ops/op_table.h). The loop writes loop:1
+ * from its enter on and reads row once the body has run (at its exit). The planner's plan is
+ * correct; merged into one symbol, or laid over each other, or row laid under `late` (a body
+ * node after b_out, before the loop's exit), it is not. The verifier passed each of these before
+ * the loop's outputs had a meaning of their own. */
+
+static cJSON *plan_symbol(cJSON *plan, const char *id)
+{
+    cJSON *y;
+    cJSON_ArrayForEach(y, cJSON_GetObjectItemCaseSensitive(plan, "symbols")) {
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(y, "id")->valuestring, id)) return y;
+    }
+    fail_msg("the plan has no symbol %s", id);
+    return NULL;
+}
+
+static void set_number(cJSON *o, const char *key, double v)
+{
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, key), v);
+}
+
+static double number(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key)->valuedouble;
+}
+
+/* The verdict on the planner's plan of m after edit(plan). */
+static void verify_edited(const gm_model *m, const char *plan_text, void (*edit)(cJSON *), gm_plan_verdict *v)
+{
+    cJSON *plan = cJSON_Parse(plan_text);
+    assert_non_null(plan);
+    if (edit) edit(plan);
+    char *text = cJSON_PrintUnformatted(plan);
+    gm_error err;
+    if (gm_plan_verify_json(m, text, strlen(text), "p.json", v, &err) != GM_OK) fail_msg("verify: %s", err.message);
+    free(text);
+    cJSON_Delete(plan);
+}
+
+/* row's anchors join loop_out_1, where loop_out_1 lies: one symbol for the two tensors */
+static void merge_stacked(cJSON *plan)
+{
+    cJSON *row = plan_symbol(plan, "row_out_0"), *st = plan_symbol(plan, "loop_out_1");
+    cJSON *from = cJSON_GetObjectItemCaseSensitive(row, "anchors"), *to = cJSON_GetObjectItemCaseSensitive(st, "anchors");
+    while (cJSON_GetArraySize(from)) cJSON_AddItemToArray(to, cJSON_DetachItemFromArray(from, 0));
+    cJSON *syms = cJSON_GetObjectItemCaseSensitive(plan, "symbols");
+    for (int i = 0; i < cJSON_GetArraySize(syms); i++)
+        if (cJSON_GetArrayItem(syms, i) == row) cJSON_DeleteItemFromArray(syms, i);
+    /* the claimed lower bound was the old plan's, witnessed by row_out_0 among others */
+    cJSON *summary = cJSON_GetObjectItemCaseSensitive(plan, "summary");
+    cJSON_DeleteItemFromObjectCaseSensitive(summary, "lower_bound_witness");
+    cJSON_DeleteItemFromObjectCaseSensitive(summary, "lower_bound_bytes");
+}
+
+/* row inside loop_out_1's bytes (it is smaller: nothing else is there) */
+static void overlap_stacked(cJSON *plan)
+{
+    set_number(plan_symbol(plan, "row_out_0"), "offset", number(plan_symbol(plan, "loop_out_1"), "offset"));
+}
+
+/* late's output at row's offset: late runs after b_out read row, before the loop's exit */
+static void late_over_row(cJSON *plan)
+{
+    set_number(plan_symbol(plan, "late_out_0"), "offset", number(plan_symbol(plan, "row_out_0"), "offset"));
+}
+
+static void test_loop_stacked_output(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_file(GM_TEST_DATA_DIR "/loop_stacked.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    gm_plan *p = NULL;
+    if (gm_plan_build(m, NULL, &p, &err) != GM_OK) fail_msg("plan: %s", err.message);
+    char *text = NULL;
+    size_t len = 0;
+    if (gm_plan_write_json(m, p, &text, &len, &err) != GM_OK) fail_msg("write: %s", err.message);
+    gm_plan_free(p);
+    gm_plan_verdict v;
+    verify_edited(m, text, NULL, &v);
+    if (!gm_plan_verdict_ok(&v)) {
+        dump(&v);
+        fail_msg("the planner's plan of a loop with a stacked output was rejected");
+    }
+    gm_plan_verdict_free(&v);
+
+    struct {
+        void (*edit)(cJSON *);
+        gm_plan_problem_kind kind;
+        const char *a, *b;
+    } bad[] = {
+        {merge_stacked, GM_PLAN_P_UNRELATED, "loop_out_1", NULL},
+        {overlap_stacked, GM_PLAN_P_OVERLAP, "loop_out_1", "row_out_0"},
+        {late_over_row, GM_PLAN_P_OVERLAP, "late_out_0", "row_out_0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        verify_edited(m, text, bad[i].edit, &v);
+        bool other = false;
+        for (size_t k = 0; k < v.n_problems; k++) other |= v.problems[k].kind != bad[i].kind;
+        if (!has(&v, bad[i].kind, bad[i].a, bad[i].b) || other) {
+            dump(&v);
+            fail_msg("edit %zu: expected only %s naming %s", i, gm_plan_problem_kind_name(bad[i].kind), bad[i].a);
+        }
+        gm_plan_verdict_free(&v);
+    }
+    free(text);
     gm_model_free(m);
 }
 
@@ -1014,6 +1165,7 @@ int main(void)
         cmocka_unit_test(test_tensor_bigger_than_symbol),
         cmocka_unit_test(test_unknown_and_duplicate_anchor),
         cmocka_unit_test(test_unrelated_tensors_in_one_symbol),
+        cmocka_unit_test(test_race_in_one_symbol),
         cmocka_unit_test(test_fixed_overlap),
         cmocka_unit_test(test_continuous_group),
         cmocka_unit_test(test_no_padding_concat),
@@ -1021,6 +1173,7 @@ int main(void)
         cmocka_unit_test(test_while_loop),
         cmocka_unit_test(test_loop_split_symbol),
         cmocka_unit_test(test_value_used_inside_and_outside_loop),
+        cmocka_unit_test(test_loop_stacked_output),
         cmocka_unit_test(test_symbol_table_plan_of_example),
         cmocka_unit_test(test_split_scan_paths),
         cmocka_unit_test(test_fast_and_cjson_readers_agree),

@@ -28,6 +28,7 @@ typedef enum gm_pass_id {
     GM_PASS_LAYOUT_CONFLICT,
     GM_PASS_INPLACE,
     GM_PASS_SET_IO_OFFSET,
+    GM_PASS_ACCESS_ORDER, /* graphmem's own: conflicting accesses of one buffer ordered (after inplace) */
     GM_PASS_COUNT
 } gm_pass_id;
 
@@ -40,7 +41,8 @@ typedef uint32_t gm_pass_set;
 const char *gm_pass_name(gm_pass_id id);
 /* The inverse of gm_pass_name; false for an unknown name (*out untouched). */
 bool gm_pass_from_name(const char *name, gm_pass_id *out);
-/* "all", "none" or a comma list of pass names; an unknown name is GM_ERR_USAGE naming it. */
+/* A comma list, left to right: "all", "none", a pass name (added), "-name" (taken out); an
+ * unknown name is GM_ERR_USAGE naming it. */
 gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err);
 
 /* One node a pass inserted, and why (the plan's "inserted" list, spec/plan-format.md). */
@@ -52,6 +54,14 @@ typedef struct gm_inserted_node {
     int32_t index;       /* that input's or output's index; -1 for a multi-anchor node */
     char *reason;        /* e.g. "[CONTINUOUS_INPUT, CONTINUOUS_INPUT]" or "Writeable -> ScopeWriteable" */
 } gm_inserted_node;
+
+/* A control edge a pass added (the plan's "inserted" list, as an "edge" entry): from must run
+ * before to, both of one graph. */
+typedef struct gm_inserted_edge {
+    char *from, *to, *graph;
+    gm_pass_id pass;
+    char *reason;        /* e.g. "read node[clone] before write node[relu_] of mm_out_0" */
+} gm_inserted_edge;
 
 /* A lint finding about the user graph (GE's warning code and its message). */
 typedef struct gm_lint_warning {
@@ -65,6 +75,8 @@ typedef struct gm_pass_report {
     size_t ran[GM_PASS_COUNT];        /* 1 when the pass ran */
     gm_inserted_node *nodes;          /* every inserted node, in insertion order */
     size_t n_nodes, cap_nodes;
+    gm_inserted_edge *edges;          /* every control edge added, in order */
+    size_t n_edges, cap_edges;
     gm_lint_warning *warnings;
     size_t n_warnings, cap_warnings;
 } gm_pass_report;

@@ -46,6 +46,7 @@ typedef enum gm_plan_problem_kind {
                                      outputs at one address for their whole lives) */
     GM_PLAN_P_BOUND,              /* lower_bound_bytes not backed by its witness (members unknown,
                                      ordered, of two batch labels, or too small in sum) */
+    GM_PLAN_P_RACE,               /* a write of a symbol and another access of it, unordered */
     GM_PLAN_P_KIND_COUNT
 } gm_plan_problem_kind;
 

@@ -1,6 +1,4 @@
 /* ref.c — GE's IsRefFromInput: outputs that are one of their node's inputs. */
-#include <string.h>
-
 #include "analysis/ref.h"
 #include "ir/ir.h"
 #include "ops/op_table.h"
@@ -15,16 +13,10 @@ int64_t gm_subgraph_data_parent_index(const gm_node *n)
 /* Rule 3: an input whose IR name equals the output's. */
 static bool same_named_input(const gm_node *n, uint32_t out, uint32_t *in)
 {
-    const char *oname = gm_node_output_name(n, out);
-    if (!oname) return false;
-    for (uint32_t i = 0; i < n->n_in; i++) {
-        const char *iname = gm_node_input_name(n, i);
-        if (iname && strcmp(iname, oname) == 0) {
-            *in = i;
-            return true;
-        }
-    }
-    return false;
+    int32_t i = gm_node_input_named_as_output(n, out);
+    if (i < 0) return false;
+    *in = (uint32_t)i;
+    return true;
 }
 
 bool gm_ref_input_of_output(const gm_node *n, uint32_t out, uint32_t *in)

@@ -9,6 +9,7 @@
  * joined; a union re-points the smaller list's anchors and appends it to the larger, so every
  * anchor moves O(log n) times: near-linear overall.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,13 +115,16 @@ static int32_t producer_symbol(const gm_symbols *s, const gm_node *n, uint32_t i
     return slot->src ? s->sym_of[anchor_id(s, slot->src, true, (uint32_t)slot->src_index)] : -1;
 }
 
-/* Subgraph NetOutput: an input with _parent_node_index p joins its producer and parent:out p. */
+/* Subgraph NetOutput: an input with _parent_node_index p joins its producer and parent:out p —
+ * unless the parent stacks it (gm_body_output_is_stacked): then parent:out p is a tensor of
+ * its own, which the parent fills from this one. */
 static int map_subgraph_output(gm_symbols *s, const gm_node *n, uint32_t i)
 {
     const gm_node *parent = n->graph->parent;
     const gm_attr *pa = gm_attr_find(n->in_desc[i].attrs, "_parent_node_index");
     int32_t mine = producer_symbol(s, n, i);
-    if (!pa || pa->kind != GM_ATTR_INT || pa->u.i < 0 || pa->u.i >= (int64_t)parent->n_out)
+    if (!pa || pa->kind != GM_ATTR_INT || pa->u.i < 0 || pa->u.i >= (int64_t)parent->n_out ||
+        gm_body_output_is_stacked(n, i))
         return join(s, mine, anchor_id(s, n, false, i));
     int32_t theirs = s->sym_of[anchor_id(s, parent, true, (uint32_t)pa->u.i)];
     int32_t u = mine < 0 ? theirs : theirs < 0 ? mine : unite(s, mine, theirs);
@@ -497,6 +501,12 @@ gm_status gm_symbols_build_graph(const gm_model *m, const gm_graph *g, gm_symbol
 bool gm_symbols_current(const gm_symbols *s, const gm_model *m)
 {
     return s && s->m == m && s->top == gm_model_root(m) && s->edits == m->edits && m->sorted;
+}
+
+void gm_symbols_restamp(gm_symbols *s, const gm_model *m)
+{
+    assert(s->m == m && m->sorted);
+    s->edits = m->edits;
 }
 
 void gm_symbols_free(gm_symbols *s)

@@ -37,6 +37,11 @@ void gm_symbols_free(gm_symbols *s);
  * must not hand its table on unless it built it after those writes. */
 bool gm_symbols_current(const gm_symbols *s, const gm_model *m);
 
+/* Makes s current again after edits that only added control edges running forward in the
+ * model order (the access-order pass): the table reads no control edge, and such edges leave
+ * the topological order as it was. The model must be sorted. */
+void gm_symbols_restamp(gm_symbols *s, const gm_model *m);
+
 /* The symbol of an anchor, -1 when it has none (an unconnected subgraph Data's missing in). */
 int32_t gm_symbols_find(const gm_symbols *s, const gm_node *n, bool out, uint32_t index);
 

@@ -90,6 +90,12 @@ static void print_findings(const plan_result *r)
         if (x->index >= 0) printf(":%s%d", x->before ? "in" : "out", x->index);
         printf("  [%s] graph %s%s%s\n", gm_pass_name(x->pass), x->graph, x->reason[0] ? ": " : "", x->reason);
     }
+    if (rep->n_edges) printf("ordered:\n");
+    for (size_t i = 0; i < rep->n_edges; i++) {
+        const gm_inserted_edge *x = &rep->edges[i];
+        printf("  control edge %s -> %s  [%s] graph %s: %s\n", x->from, x->to, gm_pass_name(x->pass), x->graph,
+               x->reason);
+    }
     if (rep->n_warnings) printf("warnings:\n");
     for (size_t i = 0; i < rep->n_warnings; i++) printf("  %s %s\n", rep->warnings[i].code, rep->warnings[i].message);
 }
@@ -124,6 +130,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     printf("  %-26s %zu / %zu\n", "nodes before / after", r->nodes_before, r->nodes_after);
     printf("  %-26s %zu, %zu data / %zu control edges\n", "streams, edges", s->streams, s->data_edges, s->control_edges);
     if ((r->requested & r->available) == GM_PASS_SET_ALL) printf("  %-26s all %d, in GE's order\n", "passes run", GM_PASS_COUNT);
+    /* The access-order pass's edges: races GE would only warn about (W18888), removed. */
     else printf("  %-26s %s\n", "passes run", ran);
     if (r->requested & ~r->available) printf("  %-26s %s\n", "passes not in this version", missing);
     /* Each inserted node resolves one conflict: the breakdown by pass is the conflicts by type. */
@@ -132,6 +139,9 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
         if (r->report.inserted[i]) printf("    %-24s %zu\n", gm_pass_name((gm_pass_id)i), r->report.inserted[i]);
     }
     printf("  %-26s %zu\n", "lint warnings", r->report.n_warnings);
+    if (r->report.n_edges || (r->requested & (1u << GM_PASS_ACCESS_ORDER)))
+        printf("  %-26s %zu (accesses of one buffer that only the given order ordered)\n", "ordered edges",
+               r->report.n_edges);
     printf("  %-26s %zu (%zu of run-time size)\n", "tensors", s->tensors, s->dynamic_tensors);
     printf("  %-26s %lld\n", "bytes without reuse", (long long)s->tensor_bytes);
     printf("  %-26s %lld\n", "fixed bytes", (long long)s->fixed_bytes);
@@ -184,6 +194,7 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
     cJSON_AddNumberToObject(j, "inserted_nodes", (double)total_inserted(&r->report));
     cJSON_AddItemToObject(j, "inserted_by_pass", by_pass);
     cJSON_AddNumberToObject(j, "lint_warnings", (double)r->report.n_warnings);
+    cJSON_AddNumberToObject(j, "ordered_edges", (double)r->report.n_edges);
     cJSON *ins = cJSON_AddArrayToObject(j, "inserted"), *warn = cJSON_AddArrayToObject(j, "warnings");
     for (size_t i = 0; i < r->report.n_nodes; i++) {
         const gm_inserted_node *x = &r->report.nodes[i];
@@ -195,6 +206,18 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
         cJSON_AddStringToObject(at, "node", x->anchor_node);
         if (x->index >= 0) cJSON_AddNumberToObject(at, x->before ? "in" : "out", x->index);
         cJSON_AddItemToObject(e, x->before ? "before" : "after", at);
+        cJSON_AddStringToObject(e, "reason", x->reason);
+        cJSON_AddItemToArray(ins, e);
+    }
+    for (size_t i = 0; i < r->report.n_edges; i++) {
+        const gm_inserted_edge *x = &r->report.edges[i];
+        cJSON *e = cJSON_CreateObject(), *edge = cJSON_CreateObject();
+        cJSON_AddStringToObject(edge, "from", x->from);
+        cJSON_AddStringToObject(edge, "to", x->to);
+        cJSON_AddItemToObject(e, "edge", edge);
+        cJSON_AddStringToObject(e, "type", "control");
+        cJSON_AddStringToObject(e, "graph", x->graph);
+        cJSON_AddStringToObject(e, "pass", gm_pass_name(x->pass));
         cJSON_AddStringToObject(e, "reason", x->reason);
         cJSON_AddItemToArray(ins, e);
     }

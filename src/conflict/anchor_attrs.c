@@ -16,8 +16,10 @@
 #include "passes/pass_util2.h"
 #include "util/alloc.h"
 
-/* GE's default rtMemType (plain device memory). */
+/* GE's rtMemTypes of ordinary device memory: default, HBM, DDR. */
 #define LT_RT_MEMORY_DEFAULT INT64_C(0)
+#define LT_RT_MEMORY_HBM INT64_C(2)
+#define LT_RT_MEMORY_DDR INT64_C(4)
 
 static const char *const k_names[GM_LT_COUNT + 1] = {
     "USER_MEMORY_INPUT",
@@ -176,7 +178,14 @@ int64_t gm_layout_mem_type(const gm_node *n, bool out, uint32_t index)
     return index < n->n_in ? desc_rt_type(&n->in_desc[index]) : LT_RT_MEMORY_DEFAULT;
 }
 
-bool gm_layout_mem_type_special(int64_t rt) { return rt == GM_RT_MEMORY_P2P_DDR || rt == GM_RT_MEMORY_TS; }
+/* GE's rule, followed as it is: only the ordinary device memories are not special — default (0),
+ * HBM (2) and DDR (4). Every other type is, p2p and ts as before but also the rest (3, 5, 7,
+ * host 0x81, L1, UB ...): an anchor in such memory cannot share a buffer with ordinary
+ * memory. graphmem once listed p2p and ts alone; GE's list is the one its graphs are built for. */
+bool gm_layout_mem_type_special(int64_t rt)
+{
+    return rt != LT_RT_MEMORY_DEFAULT && rt != LT_RT_MEMORY_HBM && rt != LT_RT_MEMORY_DDR;
+}
 
 bool gm_layout_needs_cont_in(const gm_node *n) { return gm_attrs_get_bool(n->attrs, "continuous_input", false); }
 bool gm_layout_needs_nopad_in(const gm_node *n)

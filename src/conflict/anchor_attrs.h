@@ -90,7 +90,7 @@ bool gm_layout_phys_refreshable(const gm_node *n);
  * list has that entry, else the desc's memory type (hbm 0, p2p RT_MEMORY_P2P_DDR, ts
  * RT_MEMORY_TS, host RT_MEMORY_HOST). */
 int64_t gm_layout_mem_type(const gm_node *n, bool out, uint32_t index);
-/* MemTypeUtils::IsMemoryTypeSpecial: p2p DDR or ts. */
+/* MemTypeUtils::IsMemoryTypeSpecial: every type but default (0), HBM (2) and DDR (4). */
 bool gm_layout_mem_type_special(int64_t rt);
 
 /* MarkInTypes for input i of n, processing graph g. */

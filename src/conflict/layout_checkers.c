@@ -341,6 +341,8 @@ const char *gm_layout_check_error_text(const gm_lt *ta, size_t na, const gm_lt *
 static gm_status mark(gm_lc *lc)
 {
     bool debug = gm_log_get_level() >= GM_LOG_DEBUG;
+    const gm_lt_mask member = GM_LT_BIT(GM_LT_CONT_IN) | GM_LT_BIT(GM_LT_CONT_OUT);
+    size_t members = 0;
     for (size_t i = 0; i < lc->n; i++) {
         gm_anchor x = lc->a[i];
         lc->ref_src[i] = NULL;
@@ -353,12 +355,14 @@ static gm_status mark(gm_lc *lc)
             lc->mask[i] = gm_layout_out_types(lc->g, &lc->fl, x.node, x.index, from_var);
             if (from_var && (lc->mask[i] & GM_LT_BIT(GM_LT_REF_OUT))) lc->ref_src[i] = var;
         }
+        members += (lc->mask[i] & member) != 0;
         if (debug) {
             char types[512];
             gm_log(GM_LOG_DEBUG, "[MemConflict] anchor: %s_%s_%u, types: %s", x.node->name, x.out ? "Out" : "In", x.index,
                    gm_lt_list_str(lc->mask[i], x.out, types, sizeof types));
         }
     }
+    if (members > 1) lc->groups_shared = true;
     return GM_OK;
 }
 

@@ -67,6 +67,8 @@ typedef struct gm_lc {
     size_t *conf_hash;   /* over conf once it grows: position + 1, 0 = empty */
     size_t conf_hash_cap, conf_hash_mask; /* mask 0: not in use */
     bool found;          /* some conflict in any symbol so far */
+    bool groups_shared;  /* some symbol so far holds two members of continuous groups (two
+                            anchors marked CONTINUOUS_INPUT/OUTPUT): see layout_groups.c */
 
     /* Scratch anchor lists for the checkers (producer lists). */
     gm_anchor *v1, *v2;
@@ -180,6 +182,19 @@ bool gm_layout_skip_insert(gm_anchor x, gm_log_level level);
  * named and dressed as CreateIdentityOpDesc does (§2.7). NULL on failure (error set). */
 gm_node *gm_layout_insert_before(gm_layout_run *r, gm_node *const *dsts, const size_t *in, size_t k,
                                  const char *reason);
+/* One Identity after src:out feeding all its readers, named after the first of them (§2.7). */
+gm_node *gm_layout_insert_after(gm_layout_run *r, gm_node *src, uint32_t out, const char *reason);
+
+/* ---- continuous groups as a whole (layout_groups.c) ------------------------------------------ */
+
+/* Gives a copy to every member of a continuous group of g (and below) whose place in its block
+ * no layout can honour together with the groups before it (another neighbour fixed already, a
+ * cycle, one buffer twice). Worth calling only where Process found a symbol holding two
+ * members (gm_lc.groups_shared): otherwise the groups cannot disagree, and the solves of a
+ * Process only split symbols, so they cannot make them disagree. The model must be sorted. *table: a current symbol table of g, or
+ * NULL to build one; on return the function has taken it, and *table is a current table of g
+ * when nothing was inserted (the caller's to free), NULL otherwise. */
+gm_status gm_layout_groups_solve(gm_layout_run *r, gm_graph *g, gm_symbols **table);
 
 /* ---- control nodes (ctrl_node_conflict.c) ---------------------------------------------------- */
 

@@ -7,7 +7,9 @@
  *
  * Within one Process the symbol table is built once and not rebuilt after insertions (§9.3):
  * a later symbol may list anchors that an Identity now separates; IsSkipInsert keeps that
- * from inserting a second copy next to the first.
+ * from inserting a second copy next to the first. After every Process, the continuous groups
+ * of a graph whose symbols two groups share are checked as a whole (layout_groups.c), on a
+ * table of the graph as the solves left it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +130,7 @@ gm_node *gm_layout_insert_before(gm_layout_run *r, gm_node *const *dsts, const s
     return id;
 }
 
-/* One Identity after src:out feeding all its readers, named after the first of them. */
-static gm_node *insert_after(gm_layout_run *r, gm_node *src, uint32_t out, const char *reason)
+gm_node *gm_layout_insert_after(gm_layout_run *r, gm_node *src, uint32_t out, const char *reason)
 {
     gm_use first = src->out[out].uses[0];
     char *name = identity_name(r, (uint32_t)first.index, first.node);
@@ -202,7 +203,7 @@ static gm_status solve_one(gm_layout_run *r, const gm_lc_conflict *cf)
         if (log_on()) gm_log(GM_LOG_INFO, "[MemConflict] %s_out_%u has no reader, skip insert identity.", x.node->name, x.index);
         return GM_OK;
     }
-    return insert_after(r, x.node, x.index, reason) ? GM_OK : run_fail(r->c);
+    return gm_layout_insert_after(r, x.node, x.index, reason) ? GM_OK : run_fail(r->c);
 }
 
 /* The conflicting anchors in the order of their key strings, GE's AnchorSet order. */
@@ -276,8 +277,9 @@ static void eval_range(void *ctx, unsigned part, unsigned parts)
     gm_free(v);
 }
 
-/* How many of g's first symbols (in s's order) find no conflict; 0 when not worth threads. */
-static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_model *m)
+/* How many of g's first symbols (in s's order) find no conflict; 0 when not worth threads.
+ * *groups_shared: whether one of the symbols evaluated holds two continuous-group members. */
+static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_model *m, bool *groups_shared)
 {
     size_t count = gm_symbols_count(s), bound = gm_symbols_id_bound(s);
     if (count < EVAL_APART || log_on() || gm_parallel_parts(0, 2) < 2) return 0;
@@ -290,14 +292,18 @@ static size_t clean_prefix(const gm_graph *g, const gm_symbols *s, const gm_mode
     }
     gm_parallel_run(2, eval_range, p);
     size_t clean = p[0].stop < p[1].stop ? p[0].stop : p[1].stop;
-    for (unsigned k = 0; k < 2; k++) gm_lc_fini(&p[k].lc);
+    for (unsigned k = 0; k < 2; k++) {
+        *groups_shared = *groups_shared || p[k].lc.groups_shared;
+        gm_lc_fini(&p[k].lc);
+    }
     return clean < count ? clean : count;
 }
 
 /* Checks g's symbols in name order, solving each one's conflicts before the next. The root's
  * table is kept in *keep (when keep is given) for a hand-off: valid only while nothing is
- * inserted after it was built (see gm_pass_layout_conflict). */
-static gm_status process(gm_layout_run *r, gm_graph *g, gm_symbols **keep)
+ * inserted after it was built (see gm_pass_layout_conflict). *groups_shared: whether the
+ * continuous groups need checking as a whole afterwards (gm_lc.groups_shared). */
+static gm_status process(gm_layout_run *r, gm_graph *g, gm_symbols **keep, bool *groups_shared)
 {
     gm_pass_ctx *c = r->c;
     gm_lc lc;
@@ -314,13 +320,15 @@ static gm_status process(gm_layout_run *r, gm_graph *g, gm_symbols **keep)
     gm_anchor *v = NULL;
     size_t cap = 0, n = 0;
     /* Symbols in name order; each one's conflicts solved before the next is looked at. */
-    size_t from = st == GM_OK ? clean_prefix(g, s, c->m) : 0;
+    bool prefix_shared = false;
+    size_t from = st == GM_OK ? clean_prefix(g, s, c->m, &prefix_shared) : 0;
     for (size_t i = from; st == GM_OK && i < gm_symbols_count(s); i++) {
         st = symbol_anchors(s, gm_symbols_at(s, i), &v, &cap, &n, c->err, c->m);
         if (st == GM_OK) st = gm_lc_eval_symbol(&lc, v, n);
         if (st == GM_OK && lc.n_conf) st = solve(r, &lc);
     }
     gm_free(v);
+    *groups_shared = prefix_shared || lc.groups_shared;
     if (keep && st == GM_OK && gm_graph_is_root(g)) *keep = s;
     else gm_symbols_free(s);
     gm_lc_fini(&lc);
@@ -348,22 +356,44 @@ gm_status gm_pass_layout_conflict(gm_pass_ctx *c)
     /* Topological ids decide some pairs: sort again after the control-node copies. */
     if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
     gm_symbols *root_table = NULL;
-    size_t inserted = 0;
+    unsigned root_from = 0;
+    bool root_shared = false;
+    bool *shared = gm_calloc(n, sizeof *shared);
+    if (st == GM_OK && !shared) st = gm_error_set(c->err, GM_ERR_NOMEM, "%s: out of memory", c->m->source);
     for (size_t i = 0; st == GM_OK && i < n; i++) {
-        if (gm_graph_is_root(tops[i])) inserted = c->report ? c->report->n_nodes : 0;
-        st = process(&r, tops[i], c->handoff ? &root_table : NULL);
+        if (gm_graph_is_root(tops[i])) root_from = r.counter;
+        st = process(&r, tops[i], &root_table, &shared[i]);
+        if (gm_graph_is_root(tops[i])) root_shared = shared[i];
     }
-    gm_free(tops);
     /* the root's table still describes the model when nothing was inserted since it was built
-     * (a solve inserts a copy; nothing else here edits): the inplace pass takes it */
-    bool unchanged = root_table && c->report && c->report->n_nodes == inserted && c->m->sorted;
-    if (st == GM_OK && unchanged) {
+     * (a solve inserts a copy; nothing else here edits); kept for the groups and the hand-off */
+    if (root_table && (st != GM_OK || r.counter != root_from || !c->m->sorted || (!c->handoff && !root_shared))) {
+        gm_symbols_free(root_table);
+        root_table = NULL;
+    }
+    if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
+    /* the continuous groups as a whole, on the graph the symbol checks left (layout_groups.c),
+     * where a symbol is in two of them */
+    for (size_t i = 0; st == GM_OK && i < n; i++) {
+        if (!shared[i]) continue;
+        bool is_root = gm_graph_is_root(tops[i]);
+        gm_symbols *t = is_root ? root_table : NULL;
+        if (is_root) root_table = NULL;
+        unsigned before = r.counter;
+        st = gm_layout_groups_solve(&r, tops[i], &t);
+        if (st == GM_OK && r.counter != before) st = gm_model_toposort(c->m, c->err);
+        if (is_root) root_table = t;
+        else gm_symbols_free(t);
+    }
+    gm_free(shared);
+    gm_free(tops);
+    /* a table that is still the model's: the inplace pass takes it */
+    if (st == GM_OK && root_table && c->handoff) {
         gm_symbols_free(*c->handoff);
         *c->handoff = root_table;
     } else {
         gm_symbols_free(root_table);
     }
-    if (st == GM_OK) st = gm_model_toposort(c->m, c->err);
     return st;
 }
 

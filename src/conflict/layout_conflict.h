@@ -6,7 +6,8 @@
  *
  * Files: anchor_attrs.c (the 14 attributes and the graph flags), layout_conflict.c (the pass,
  * the tables, the pair evaluation, the solving), layout_checkers_{cont,rts,user}.c (the 22
- * checkers by family), ctrl_node_conflict.c (If/Case/While subgraph outputs, run first).
+ * checkers by family), ctrl_node_conflict.c (If/Case/While subgraph outputs, run first),
+ * layout_groups.c (graphmem, run last: the continuous groups checked as a whole).
  */
 #ifndef GM_LAYOUT_CONFLICT_H
 #define GM_LAYOUT_CONFLICT_H
@@ -22,7 +23,10 @@
  * solves the control-node conflicts of each (§2.8), re-sorts, then Process(g) each: builds
  * g's symbol table once, marks the anchors, evaluates every pair within each symbol (in
  * symbol-name order) and inserts Identities, without rebuilding the symbols in between
- * (§9.3). Logs GE's [MemConflict] lines at info level. Leaves the model sorted.
+ * (§9.3). Then (graphmem, not GE) the continuous groups of each graph are checked as a whole:
+ * groups that agree pair by pair but together ask for no layout (a cycle, one buffer twice
+ * through a view) get a copy before the offending input (layout_groups.c). Logs GE's
+ * [MemConflict] lines at info level. Leaves the model sorted.
  *
  * The Identity counter in the names (identity_<i>_<dst>_MemLayoutConflict_<n>) counts from 0
  * per run of this function; GE's is process-wide, which would make a second model's names

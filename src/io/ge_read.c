@@ -347,12 +347,10 @@ static gm_status read_desc(gr *r, const TensorDesc *td, gm_tensor_desc *d)
     gm_desc_set_dtype(d, (gm_dtype)td->dtype);
     if (td->shape) {
         if (td->shape->n_dim > INT32_MAX) return fail_at(r, td, 3, 0, "the shape has too many dims");
-        for (size_t i = 0; i < td->shape->n_dim; i++) {
-            if (td->shape->dim[i] < -2)
-                return fail_at(r, td->shape, 1, (uint32_t)i,
-                               "dim %zu is %lld (dims are >= 0, -1 unknown or -2 unknown rank)", i,
-                               (long long)td->shape->dim[i]);
-        }
+        int64_t bad = gm_shape_bad_dim(td->shape->dim, td->shape->n_dim);
+        if (bad >= 0)
+            return fail_at(r, td->shape, 1, (uint32_t)bad, "dim %lld is %lld (" GM_SHAPE_DIM_RULE ")", (long long)bad,
+                           (long long)td->shape->dim[bad]);
         if (gm_desc_set_shape(d, td->shape->dim, (int32_t)td->shape->n_dim) != GM_OK) return oom(r);
     }
     if (td->layout && *td->layout && gm_desc_set_layout(d, td->layout) != GM_OK) return oom(r);

@@ -331,13 +331,12 @@ static gm_status read_shape(jr *r, const jplace *place, gm_tensor_desc *d, const
     gm_status st = GM_OK;
     int i = 0;
     for (const cJSON *e = arr->child; e && st == GM_OK; e = e->next, i++) {
-        if (!gm_jr_get_int(r, e, &dims[i])) {
-            st = gm_jr_fail(r, place, "field 'shape': dim %d must be an integer", i);
-        } else if (dims[i] < -2) {
-            st = gm_jr_fail(r, place, "field 'shape': dim %d is %lld (dims are >= 0, -1 = unknown, -2 = unknown rank)",
-                      i, (long long)dims[i]);
-        }
+        if (!gm_jr_get_int(r, e, &dims[i])) st = gm_jr_fail(r, place, "field 'shape': dim %d must be an integer", i);
     }
+    int64_t bad = st == GM_OK ? gm_shape_bad_dim(dims, (size_t)n) : -1;
+    if (bad >= 0)
+        st = gm_jr_fail(r, place, "field 'shape': dim %lld is %lld (" GM_SHAPE_DIM_RULE ")", (long long)bad,
+                        (long long)dims[bad]);
     if (st == GM_OK && gm_desc_set_shape(d, dims, n) != GM_OK) st = gm_jr_oom(r);
     gm_free(dims);
     return st;

@@ -166,7 +166,16 @@ typedef struct gm_onnx_facts {
     gm_onnx_info info; /* what inference found, merged with decl */
 } gm_onnx_facts;
 
-typedef enum gm_onnx_cf { GM_ONNX_CF_NONE, GM_ONNX_CF_IF, GM_ONNX_CF_LOOP, GM_ONNX_CF_SCAN, GM_ONNX_CF_OTHER } gm_onnx_cf;
+/* The control flow a node is: GM_ONNX_CF_SCAN8 is Scan before opset 9, whose input 0 is
+ * sequence_lens (body input k is parent input k + 1) and whose values have a batch axis 0. */
+typedef enum gm_onnx_cf {
+    GM_ONNX_CF_NONE,
+    GM_ONNX_CF_IF,
+    GM_ONNX_CF_LOOP,
+    GM_ONNX_CF_SCAN,
+    GM_ONNX_CF_SCAN8,
+    GM_ONNX_CF_OTHER
+} gm_onnx_cf;
 
 struct gm_onnx_rgraph;
 
@@ -218,6 +227,7 @@ typedef struct gm_onnx_reader {
     const char *src;
     gm_error *err;
     bool faithful;
+    int64_t opset;        /* of the default domain (INT64_MAX when the file names none) */
     const char *const *dims;
     gm_strmap used;       /* node names taken (keys owned by `names`) */
     gm_strmap onnx_names; /* every non-empty ONNX node name -> count (borrowed keys) */

@@ -16,7 +16,12 @@
  *    input k >= 1 carries `_parent_node_index` = k - 1 (cond_out none).
  *  - Scan: inputs (states..., scan inputs..., captured...); body inputs -> Data with
  *    `_parent_node_index` = position; body outputs (states..., scan outputs...) -> NetOutput
- *    input k with `_parent_node_index` = k (parent output k).
+ *    input k with `_parent_node_index` = k (parent output k). Scan before opset 9 has input 0
+ *    sequence_lens first: body input k is parent input k + 1.
+ *  - Loop and Scan outputs past the loop-carried ones are scan outputs, each a new tensor that
+ *    stacks every iteration's body output: the node gets `_gm_carried_outputs` = the count of
+ *    carried ones (ops/op_table.h, gm_subgraph_output_is_stacked); Scan before opset 9 carries
+ *    none, for its states too gather one body value per batch entry.
  *  - Names: an ONNX node name is kept when it is non-empty, used once in the whole model and is
  *    no graph input or initializer name; otherwise "<op_type>_<k>". Data/Const take their value
  *    name; clashes get a "_<n>" suffix. Bodies are named "<node>/then_branch" etc.
@@ -190,7 +195,7 @@ static size_t body_attrs(rd *r, const Onnx__NodeProto *np, gm_onnx_cf cf, const 
         bodies[n++] = gm_onnx_attr(np, "else_branch");
         return n;
     }
-    if (!r->faithful && (cf == GM_ONNX_CF_LOOP || cf == GM_ONNX_CF_SCAN)) {
+    if (!r->faithful && (cf == GM_ONNX_CF_LOOP || cf == GM_ONNX_CF_SCAN || cf == GM_ONNX_CF_SCAN8)) {
         bodies[n++] = gm_onnx_attr(np, "body");
         return n;
     }
@@ -206,7 +211,7 @@ static gm_onnx_cf cf_kind(const rd *r, const Onnx__NodeProto *np)
     bool std = !np->domain || !*np->domain || strcmp(np->domain, "ai.onnx") == 0;
     if (!r->faithful && std && strcmp(np->op_type, "If") == 0) return GM_ONNX_CF_IF;
     if (!r->faithful && std && strcmp(np->op_type, "Loop") == 0) return GM_ONNX_CF_LOOP;
-    if (!r->faithful && std && strcmp(np->op_type, "Scan") == 0) return GM_ONNX_CF_SCAN;
+    if (!r->faithful && std && strcmp(np->op_type, "Scan") == 0) return r->opset < 9 ? GM_ONNX_CF_SCAN8 : GM_ONNX_CF_SCAN;
     for (size_t i = 0; i < np->n_attribute; i++) {
         if (np->attribute[i]->g) return GM_ONNX_CF_OTHER;
     }
@@ -222,6 +227,23 @@ static gm_status push_input(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, int32_
         return oom(r);
     rn->in[rn->n_in++] = idx;
     return GM_OK;
+}
+
+/* How many of a Loop's or Scan's outputs are loop-carried (the body's final value); the rest
+ * are scan outputs, stacked from every iteration (gm_subgraph_output_is_stacked). Loop: the
+ * v_initial inputs after M and cond; Scan: the states before the num_scan_inputs scan inputs;
+ * Scan before opset 9: none, for even its states gather one body value per batch entry. Other
+ * nodes: every output. */
+static int64_t carried_outputs(const gm_onnx_rnode *rn)
+{
+    int64_t c = rn->n_out;
+    if (rn->cf == GM_ONNX_CF_LOOP) c = rn->n_onnx_in > 2 ? (int64_t)rn->n_onnx_in - 2 : 0;
+    if (rn->cf == GM_ONNX_CF_SCAN) {
+        int64_t m = gm_onnx_attr_int(rn->np, "num_scan_inputs", 0);
+        c = m >= 0 && m <= (int64_t)rn->n_onnx_in ? (int64_t)rn->n_onnx_in - m : (int64_t)rn->n_onnx_in;
+    }
+    if (rn->cf == GM_ONNX_CF_SCAN8) c = 0;
+    return c < (int64_t)rn->n_out ? c : (int64_t)rn->n_out;
 }
 
 static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const char *name)
@@ -240,6 +262,13 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
         if (!a->name || !*a->name)
             return fail(r, GM_ERR_INPUT, "graph '%s': node '%s': attribute %zu has no name", gname(rg), name, i);
         if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || a->g) continue;
+        /* A tensor attribute (Constant's value) is a shape too: the same dim rule as initializers. */
+        const int64_t *tdims = a->t ? a->t->dims : a->sparse_tensor ? a->sparse_tensor->dims : NULL;
+        size_t tn = a->t ? a->t->n_dims : a->sparse_tensor ? a->sparse_tensor->n_dims : 0;
+        int64_t bad = tdims ? gm_shape_bad_dim(tdims, tn) : -1;
+        if (bad >= 0)
+            return fail(r, GM_ERR_INPUT, "graph '%s': node '%s': attribute '%s': dim %lld is %lld (" GM_SHAPE_DIM_RULE ")",
+                        gname(rg), name, a->name, (long long)bad, (long long)tdims[bad]);
         if (r->faithful && gm_onnx_has_prefix(a->name, GM_ONNX_PREFIX "attr.")) {
             st = gm_onnx_decode_attr_value(r, n, a);
         } else if (r->faithful && gm_onnx_has_prefix(a->name, GM_ONNX_PREFIX)) {
@@ -336,7 +365,10 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
         if (!gm_node_add_output(n)) return oom(r);
         rg->t[rn->out[k]].node = n;
     }
-    return r->faithful ? gm_onnx_apply_meta_attrs(r, rg, rn) : GM_OK;
+    if (r->faithful) return gm_onnx_apply_meta_attrs(r, rg, rn);
+    int64_t carried = carried_outputs(rn);
+    if (carried < (int64_t)rn->n_out && gm_attr_set_int(&n->attrs, "_gm_carried_outputs", carried) != GM_OK) return oom(r);
+    return GM_OK;
 }
 
 /* Graph inputs (not initializers) -> Data nodes. */
@@ -374,11 +406,13 @@ static gm_status source_node(rd *r, gm_onnx_rgraph *rg, const char *doc, const c
     return gm_node_add_output(*out) ? GM_OK : oom(r);
 }
 
-static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits, placed **pl, size_t *npl,
-                              size_t *cap_pl)
+static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, gm_onnx_cf parent_cf, const gm_strmap *inits, placed **pl,
+                              size_t *npl, size_t *cap_pl)
 {
     const Onnx__GraphProto *gp = rg->gp;
     int64_t data_pos = 0;
+    /* Scan before opset 9: the parent's input 0 is sequence_lens, which no body input reads */
+    const size_t shift = parent_cf == GM_ONNX_CF_SCAN8 ? 1 : 0;
     gm_status st = GM_OK;
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -391,7 +425,7 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits,
         bool has;
         if ((st = source_node(r, rg, vi->doc_string, what, vi->name, "Data", pl, npl, cap_pl, &n, &has)) != GM_OK)
             return st;
-        if (!has && (rg->outer ? gm_attr_set_int(&n->attrs, "_parent_node_index", (int64_t)i)
+        if (!has && (rg->outer ? gm_attr_set_int(&n->attrs, "_parent_node_index", (int64_t)(i + shift))
                                : gm_attr_set_int(&n->attrs, "index", data_pos)) != GM_OK)
             return oom(r);
         const char *nm = n->name;
@@ -399,7 +433,7 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, const gm_strmap *inits,
         if (idx < 0) return st;
         rg->t[idx].node = n;
         rg->t[idx].from_record = has;
-        rg->t[idx].parent_index = rg->outer ? (int32_t)i : -1;
+        rg->t[idx].parent_index = rg->outer ? (int32_t)(i + shift) : -1;
         if ((st = gm_onnx_declare(r, rg, idx, vi)) != GM_OK) return st;
         data_pos++;
     }
@@ -422,6 +456,13 @@ static gm_status build_initializers(rd *r, gm_onnx_rgraph *rg, const gm_strmap *
         if (tp->has_data_type && !gm_onnx_dtype_to_gm(tp->data_type, &dt))
             return fail(r, GM_ERR_INPUT, "graph '%s': initializer '%s': unknown ONNX element type %d", gname(rg),
                         tp->name, (int)tp->data_type);
+        /* A tensor's dims, by the one dim rule of every reader (ir.h). */
+        const int64_t *tdims = sparse ? sp->dims : tp->dims;
+        size_t tn = sparse ? sp->n_dims : tp->n_dims;
+        int64_t bad = gm_shape_bad_dim(tdims, tn);
+        if (bad >= 0)
+            return fail(r, GM_ERR_INPUT, "graph '%s': initializer '%s': dim %lld is %lld (" GM_SHAPE_DIM_RULE ")",
+                        gname(rg), tp->name, (long long)bad, (long long)tdims[bad]);
         char what[300];
         snprintf(what, sizeof what, "graph '%s': initializer '%s'", gname(rg), tp->name);
         gm_node *n;
@@ -549,7 +590,7 @@ static gm_status build_graph(rd *r, const Onnx__GraphProto *gp, gm_onnx_rgraph *
         const Onnx__TensorProto *v = gp->sparse_initializer[i]->values;
         if (v && v->name && gm_strmap_put(&inits, v->name, (void *)1)) st = oom(r);
     }
-    if (st == GM_OK) st = build_inputs(r, rg, &inits, &pl, &npl, &cap_pl);
+    if (st == GM_OK) st = build_inputs(r, rg, parent_cf, &inits, &pl, &npl, &cap_pl);
     if (st == GM_OK) st = build_initializers(r, rg, &vis, &pl, &npl, &cap_pl);
 
     /* Every node's name and outputs first, so that values are known before their use. */
@@ -660,7 +701,9 @@ static gm_status set_descs(rd *r)
                 continue;
             }
             const gm_onnx_info *f = &rg->facts[i].info;
-            if (f->rank < 0 && t->vi && t->vi->type && t->vi->type->tensor_type && t->vi->type->tensor_type->shape &&
+            /* tensor_type shares a oneof with sequence_type ...: read it only when it is the case */
+            if (f->rank < 0 && t->vi && t->vi->type && t->vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                t->vi->type->tensor_type && t->vi->type->tensor_type->shape &&
                 t->vi->type->tensor_type->shape->n_dim > GM_ONNX_MAX_RANK) {
                 /* Beyond what inference tracks: the declared shape as it is. */
                 if ((st = gm_onnx_desc_from_vi(r, t->vi, d)) != GM_OK) return st;
@@ -760,6 +803,12 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
                   GM_ONNX_FORMAT_KEY, fmt);
         onnx__model_proto__free_unpacked(mp, &pa.pc);
         return st;
+    }
+    r.opset = INT64_MAX; /* none named: the newest operator set */
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        if (os && (!os->domain || !*os->domain || strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+            r.opset = os->version;
     }
     const char *root = mp->graph->name && *mp->graph->name ? mp->graph->name : "main";
     r.m = gm_model_new(root);

@@ -7,6 +7,7 @@
  *    is inferred to a fixpoint: start from the initial values, join with what the body gives
  *    back, repeat until nothing changes (dims that differ become unknown, after a few rounds
  *    everything does). Scan outputs get the iteration count as a new dim (unknown for Loop).
+ *    Scan before opset 9 has sequence_lens first and a batch axis on every input and output.
  * What a file declares (value_info) is merged into every result.
  */
 #include <string.h>
@@ -50,7 +51,7 @@ typedef struct flow {
     const gm_onnx_rnode *rn;
     gm_onnx_info *state; /* loop-carried values */
     int32_t n_state;
-    int32_t first_state; /* parent input index of state 0 */
+    int32_t first_state; /* parent input index of state 0 (body input 0 of a Scan) */
     int32_t n_scan;      /* Scan: scan inputs after the states */
 } flow;
 
@@ -79,25 +80,41 @@ static const gm_onnx_info *loop_provider(void *ctx, int32_t p, gm_onnx_info *s)
     return node_input(f, p);
 }
 
+/* x without its dim `ax` (negative: from the end); the dtype alone when x has no such dim. */
+static void drop_axis(const gm_onnx_info *x, int64_t ax, gm_onnx_info *s)
+{
+    gm_onnx_info_unknown(s);
+    if (!x) return;
+    s->dtype = x->dtype;
+    if (x->rank < 1) return;
+    if (ax < 0) ax += x->rank;
+    if (ax < 0 || ax >= x->rank) return;
+    s->rank = x->rank - 1;
+    for (int32_t i = 0, j = 0; i < x->rank; i++) {
+        if (i != ax) s->dims[j++] = x->dims[i];
+    }
+}
+
+/* Scan before opset 9: every input and output has a batch axis 0 that the body does not see,
+ * and the scan inputs' sequence axis is 1. */
+static bool scan8(const flow *f) { return f->rn->cf == GM_ONNX_CF_SCAN8; }
+
 static const gm_onnx_info *scan_provider(void *ctx, int32_t p, gm_onnx_info *s)
 {
     flow *f = ctx;
-    if (p < f->n_state) return &f->state[p];
-    if (p < f->n_state + f->n_scan) { /* one slice of a scan input: its scan axis removed */
+    int32_t q = p - f->first_state; /* body input q */
+    if (q >= 0 && q < f->n_state) return &f->state[q];
+    if (q >= f->n_state && q < f->n_state + f->n_scan) { /* one slice of a scan input: its scan axis removed */
         const gm_onnx_info *x = node_input(f, p);
-        gm_onnx_info_unknown(s);
-        if (!x) return s;
-        s->dtype = x->dtype;
-        if (x->rank < 1) return s;
+        if (scan8(f)) {
+            gm_onnx_info batch;
+            drop_axis(x, 0, &batch);
+            drop_axis(&batch, 0, s);
+            return s;
+        }
         size_t na;
         const int64_t *axes = gm_onnx_attr_ints(f->rn->np, "scan_input_axes", &na);
-        int64_t ax = axes && (size_t)(p - f->n_state) < na ? axes[p - f->n_state] : 0;
-        if (ax < 0) ax += x->rank;
-        if (ax < 0 || ax >= x->rank) return s;
-        s->rank = x->rank - 1;
-        for (int32_t i = 0, j = 0; i < x->rank; i++) {
-            if (i != ax) s->dims[j++] = x->dims[i];
-        }
+        drop_axis(x, axes && (size_t)(q - f->n_state) < na ? axes[q - f->n_state] : 0, s);
         return s;
     }
     return node_input(f, p);
@@ -168,40 +185,54 @@ static bool infer_loop(gm_onnx_rgraph *rg, gm_onnx_rnode *rn, gm_onnx_info *outs
     return ok;
 }
 
+/* Scan: inputs (states..., scan inputs..., captured...); before opset 9 (sequence_lens,
+ * states..., scan inputs...), each with a batch axis 0: body input q is parent input q + 1,
+ * without the batch axis (and a scan input without its sequence axis 1 too), and every output
+ * gets the batch axis back. */
 static bool infer_scan(gm_onnx_rgraph *rg, gm_onnx_rnode *rn, gm_onnx_info *outs)
 {
     gm_onnx_rgraph *body = rn->n_sub ? rn->sub[0] : NULL;
     if (!body) return true;
+    const bool v8 = rn->cf == GM_ONNX_CF_SCAN8;
+    const int32_t first = v8 && rn->n_onnx_in > 0 ? 1 : 0;
+    const int32_t n_in = (int32_t)rn->n_onnx_in - first;
     int64_t m = gm_onnx_attr_int(rn->np, "num_scan_inputs", 0);
-    if (m < 0 || m > (int64_t)rn->n_onnx_in) m = 0;
-    int32_t n_state = (int32_t)rn->n_onnx_in - (int32_t)m;
-    flow f = {rg, rn, gm_malloc((size_t)(n_state ? n_state : 1) * sizeof *f.state), n_state, 0, (int32_t)m};
+    if (m < 0 || m > (int64_t)n_in) m = 0;
+    int32_t n_state = n_in - (int32_t)m;
+    flow f = {rg, rn, gm_malloc((size_t)(n_state ? n_state : 1) * sizeof *f.state), n_state, first, (int32_t)m};
     if (!f.state) return false;
     for (int32_t k = 0; k < n_state; k++) {
-        const gm_onnx_info *x = node_input(&f, k);
-        if (x) f.state[k] = *x;
+        const gm_onnx_info *x = node_input(&f, first + k);
+        if (v8) drop_axis(x, 0, &f.state[k]);
+        else if (x) f.state[k] = *x;
         else gm_onnx_info_unknown(&f.state[k]);
     }
-    /* The iteration count: scan input 0 along its scan axis. */
-    int64_t count = -1;
-    const gm_onnx_info *x0 = m > 0 ? node_input(&f, n_state) : NULL;
+    /* The iteration count: scan input 0 along its scan axis; before opset 9, the batch too. */
+    int64_t count = -1, batch = -1;
+    const gm_onnx_info *x0 = m > 0 ? node_input(&f, first + n_state) : NULL;
     if (x0 && x0->rank > 0) {
         size_t na;
-        const int64_t *axes = gm_onnx_attr_ints(rn->np, "scan_input_axes", &na);
-        int64_t ax = axes && na ? axes[0] : 0;
+        const int64_t *axes = v8 ? NULL : gm_onnx_attr_ints(rn->np, "scan_input_axes", &na);
+        int64_t ax = v8 ? 1 : axes && na ? axes[0] : 0;
         if (ax < 0) ax += x0->rank;
         if (ax >= 0 && ax < x0->rank) count = x0->dims[ax];
+        if (v8) batch = x0->dims[0];
     }
+    const gm_onnx_info *s0 = v8 && batch < 0 && n_state > 0 ? node_input(&f, first) : NULL;
+    if (s0 && s0->rank > 0) batch = s0->dims[0]; /* no scan input to tell: the first state's */
     bool ok = fixpoint(&f, body, scan_provider, 0);
-    size_t na;
-    const int64_t *oaxes = gm_onnx_attr_ints(rn->np, "scan_output_axes", &na);
+    size_t na = 0;
+    const int64_t *oaxes = v8 ? NULL : gm_onnx_attr_ints(rn->np, "scan_output_axes", &na);
     for (uint32_t k = 0; k < rn->n_out; k++) {
+        gm_onnx_info per_batch;
         if ((int32_t)k < n_state) {
-            outs[k] = f.state[k];
+            per_batch = f.state[k];
         } else {
             size_t j = k - (uint32_t)n_state;
-            stack_output(body_output(body, k), oaxes && j < na ? oaxes[j] : 0, count, &outs[k]);
+            stack_output(body_output(body, k), oaxes && j < na ? oaxes[j] : 0, count, &per_batch);
         }
+        if (v8) stack_output(&per_batch, 0, batch, &outs[k]);
+        else outs[k] = per_batch;
     }
     gm_free(f.state);
     return ok;
@@ -236,7 +267,8 @@ static bool infer_node(gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const gm_onnx_info
         }
         break;
     case GM_ONNX_CF_LOOP: ok = infer_loop(rg, rn, outs); break;
-    case GM_ONNX_CF_SCAN: ok = infer_scan(rg, rn, outs); break;
+    case GM_ONNX_CF_SCAN:
+    case GM_ONNX_CF_SCAN8: ok = infer_scan(rg, rn, outs); break;
     case GM_ONNX_CF_OTHER: ok = infer_bodies(rg, rn); break;
     }
     for (uint32_t k = 0; k < rn->n_out; k++) {

@@ -124,9 +124,12 @@ static const Onnx__TensorShapeProto *vi_shape(const Onnx__ValueInfoProto *vi, in
     return NULL;
 }
 
+/* gm_onnx_declare has refused every dim_value graphmem's rule refuses (gm_shape_dim_ok), so a
+ * negative one here is -1 (unknown) or the -2 of an unknown rank [-2]. */
 static int64_t dim_of(const Onnx__TensorShapeProto__Dimension *d, const char *const *dims)
 {
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return d->dim_value >= 0 ? d->dim_value : -1;
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+        return d->dim_value >= GM_DIM_UNKNOWN_RANK ? d->dim_value : -1;
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
         return fixed_dim(dims, d->dim_param);
     return -1;
@@ -146,6 +149,7 @@ bool gm_onnx_decl_from_vi(const Onnx__ValueInfoProto *vi, const char *const *dim
     if (sh && sh->n_dim <= GM_ONNX_MAX_RANK) {
         out->rank = (int32_t)sh->n_dim;
         for (size_t i = 0; i < sh->n_dim; i++) out->dims[i] = dim_of(sh->dim[i], dims);
+        if (out->rank == 1 && out->dims[0] == GM_DIM_UNKNOWN_RANK) out->rank = -1; /* [-2]: rank unknown */
     }
     return true;
 }
@@ -210,6 +214,17 @@ int32_t gm_onnx_add_tensor(rd *r, gm_onnx_rgraph *rg, const char *name, const ch
 gm_status gm_onnx_declare(rd *r, gm_onnx_rgraph *rg, int32_t idx, const Onnx__ValueInfoProto *vi)
 {
     rg->t[idx].vi = vi;
+    int32_t elem;
+    bool has_elem;
+    const Onnx__TensorShapeProto *sh = vi_shape(vi, &elem, &has_elem);
+    for (size_t i = 0; sh && i < sh->n_dim; i++) {
+        /* ONNX gives a negative dim_value no meaning; graphmem reads it by GE's rule, as the
+         * other readers do: -1 unknown, [-2] an unknown rank, anything else bad input. */
+        const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && !gm_shape_dim_ok(d->dim_value, sh->n_dim))
+            return fail(r, GM_ERR_INPUT, "graph '%s': value '%s': shape dim %zu is %lld (" GM_SHAPE_DIM_RULE ")",
+                        gname(rg), vi->name, i, (long long)d->dim_value);
+    }
     if (!vi || !rg->facts) return GM_OK; /* graphmem's own file: the desc is read exactly later */
     int32_t bad = 0;
     gm_onnx_info d;

@@ -60,6 +60,16 @@ gm_status gm_desc_set_shape(gm_tensor_desc *d, const int64_t *dims, int32_t ndim
     return GM_OK;
 }
 
+bool gm_shape_dim_ok(int64_t dim, size_t ndims) { return dim >= -1 || (dim == GM_DIM_UNKNOWN_RANK && ndims == 1); }
+
+int64_t gm_shape_bad_dim(const int64_t *dims, size_t ndims)
+{
+    for (size_t i = 0; i < ndims; i++) {
+        if (!gm_shape_dim_ok(dims[i], ndims)) return (int64_t)i;
+    }
+    return -1;
+}
+
 bool gm_desc_size_given(const gm_tensor_desc *d) { return d->size_given; }
 
 void gm_desc_set_size(gm_tensor_desc *d, int64_t size)

@@ -211,12 +211,11 @@ static gm_status check_attr_kinds(const gm_node *n, const gm_attr *list, const c
 
 static gm_status check_desc(const gm_node *n, const gm_tensor_desc *d, const char *what, uint32_t idx, gm_error *err)
 {
-    for (int32_t i = 0; i < d->ndims; i++) {
-        if (d->dims[i] < -2) {
-            return gm_error_set(err, GM_ERR_INPUT,
-                                PLACE_FMT ": %s %u: dim %d is %lld (dims are >= 0, -1 unknown or -2 unknown rank)",
-                                PLACE(n), what, idx, i, (long long)d->dims[i]);
-        }
+    int64_t bad = d->ndims > 0 ? gm_shape_bad_dim(d->dims, (size_t)d->ndims) : -1;
+    if (bad >= 0) {
+        /* The readers say so with their own places; this catches models built through the API. */
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: shape dim %lld is %lld (" GM_SHAPE_DIM_RULE ")",
+                            PLACE(n), what, idx, (long long)bad, (long long)d->dims[bad]);
     }
     if (d->size_given && d->size < 0) {
         return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": %s %u: negative size %lld", PLACE(n), what, idx,
@@ -231,6 +230,24 @@ static gm_status check_desc(const gm_node *n, const gm_tensor_desc *d, const cha
                             (int)d->mem_type);
     }
     return check_attr_kinds(n, d->attrs, what, idx, err);
+}
+
+/* `_gm_carried_outputs` (op_table.h, gm_subgraph_output_is_stacked): outputs from it on are
+ * stacked, which only a loop that does not pass its inputs through can mean. */
+static gm_status check_carried_outputs(const gm_node *n, gm_error *err)
+{
+    const gm_attr *a = gm_attr_find(n->attrs, "_gm_carried_outputs");
+    if (!a) return GM_OK; /* its kind is checked with the other attributes */
+    if (gm_node_ctrl_kind(n) != GM_CTRL_WHILE || (n->op->flags & GM_OP_PASS_THROUGH)) {
+        return gm_error_set(err, GM_ERR_INPUT,
+                            PLACE_FMT ": _gm_carried_outputs is for a loop whose scan outputs are stacked (Loop, Scan), "
+                            "not a %s", PLACE(n), n->type);
+    }
+    if (a->u.i < 0 || a->u.i > (int64_t)n->n_out) {
+        return gm_error_set(err, GM_ERR_INPUT, PLACE_FMT ": _gm_carried_outputs %lld is out of range: '%s' has %u output%s",
+                            PLACE(n), (long long)a->u.i, n->name, n->n_out, n->n_out == 1 ? "" : "s");
+    }
+    return GM_OK;
 }
 
 /* Subgraph Data nodes read their parent's input _parent_node_index; subgraph NetOutput
@@ -266,6 +283,42 @@ static gm_status check_parent_indices(const gm_node *n, gm_error *err)
     return GM_OK;
 }
 
+/* The bytes a desc says it holds, or -1 when it does not say: no size and no dtype or shape to
+ * derive one from, or a dim unknown (-1, [-2]) — such sizes are not judged. */
+static int64_t judged_size(const gm_tensor_desc *d)
+{
+    if (!d->size_given && (d->ndims < 0 || d->dtype == GM_DT_UNDEFINED)) return -1;
+    int64_t s = gm_desc_size(d);
+    return s >= 0 ? s : -1;
+}
+
+/* A ref pair (an input and an output with the same IR name: GE's MarkRefRelations makes it
+ * `reference` whatever the attribute says) is one buffer, the referent's. An output larger
+ * than the tensor it refers to would be written past that buffer's end (a 16 KiB update of a
+ * 2 KiB Variable). The reference records no such check in GE (its symbol simply grows to the
+ * larger size); graphmem differs on purpose and refuses the model as bad input, naming both
+ * anchors. Only LARGER is wrong: views (reuse_input, Reshape, PhonySplit) may be smaller or
+ * shaped differently, and they are not name pairs, so they are not judged here. The referent
+ * is the producer's output (what is actually referred to); an unconnected input has no buffer
+ * to overrun. */
+static gm_status check_ref_sizes(const gm_node *n, gm_error *err)
+{
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        int32_t i = gm_node_input_named_as_output(n, k);
+        if (i < 0 || !n->in[i].src) continue;
+        const gm_node *p = n->in[i].src;
+        int64_t out_size = judged_size(&n->out[k].desc);
+        int64_t ref_size = judged_size(&p->out[n->in[i].src_index].desc);
+        if (out_size < 0 || ref_size < 0 || out_size <= ref_size) continue;
+        return gm_error_set(err, GM_ERR_INPUT,
+                            PLACE_FMT ": ref output %s_out_%u (%lld bytes) is larger than its referent %s_in_%d (%lld "
+                            "bytes, output %d of '%s'); the IR name '%s' pairs them, and a ref writes its input's buffer",
+                            PLACE(n), n->name, k, (long long)out_size, n->name, i, (long long)ref_size,
+                            n->in[i].src_index, p->name, gm_node_output_name(n, k));
+    }
+    return GM_OK;
+}
+
 static gm_status check_node(const gm_node *n, gm_error *err)
 {
     gm_status st;
@@ -286,6 +339,8 @@ static gm_status check_node(const gm_node *n, gm_error *err)
                                 k, (long long)d->reuse_input_index, n->n_in, n->n_in == 1 ? "" : "s");
         }
     }
+    if ((st = check_ref_sizes(n, err)) != GM_OK) return st;
+    if ((st = check_carried_outputs(n, err)) != GM_OK) return st;
     return check_parent_indices(n, err);
 }
 

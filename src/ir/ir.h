@@ -115,6 +115,7 @@ struct gm_graph {
     gm_node_vec nodes;           /* given order; topological after sort */
     gm_attr *attrs;
     int64_t key_lo, key_hi;      /* smallest and largest order_key in use */
+    uint32_t depth;              /* subgraphs above it: 0 for the root (set by each sort) */
     int8_t known_shape;          /* cached "every output size known": -1 not computed. Passes
                                     copy descs and never make one dynamic, so a known graph stays
                                     known unless a node added since the last sort is not; a
@@ -156,6 +157,30 @@ bool gm_node_outputs_known(const gm_node *n);
 /* A graph's known shape (the passes' rule, gm_pass_graph_known_shape) given whether every node's
  * outputs are known: and no _dynamic_shape_partitioned attribute. */
 bool gm_graph_shape_known(const gm_graph *g, bool nodes_known);
+
+/* GE's dims: >= 0, -1 unknown (UNKNOWN_DIM), and -2 (UNKNOWN_DIM_NUM) only as the one dim of
+ * an unknown-rank shape [-2]. Every reader (JSON, ONNX, GE text) and finalize refuse anything
+ * else with this one rule (gm_shape_dim_ok: one dim of a shape of ndims dims); gm_shape_bad_dim is
+ * the index of the first dim it refuses, or -1 when all are good. GM_SHAPE_DIM_RULE is the
+ * phrase their messages end with. */
+#define GM_DIM_UNKNOWN_RANK (-2)
+#define GM_SHAPE_DIM_RULE "dims are >= 0, -1 unknown, or [-2] alone for an unknown rank"
+bool gm_shape_dim_ok(int64_t dim, size_t ndims);
+int64_t gm_shape_bad_dim(const int64_t *dims, size_t ndims);
+
+/* GE's name-based ref pair (MarkRefRelations, reference §1.2): the first input whose IR name is
+ * output `out`'s IR name, or -1. Whether the pair counts as a ref (`reference`) is the caller's
+ * question; finalize and gm_ref_input_of_output share this one definition of "same name". */
+int32_t gm_node_input_named_as_output(const gm_node *n, uint32_t out);
+/* a and b lifted to the lowest graph that holds both: each replaced by itself or by its ancestor
+ * there (the node owning the subgraph it lies in, at that level). Equal afterwards when one lies
+ * inside the other's subgraphs, or both inside one node's. Reads the graph depths of the last
+ * sort (edges added since change none); costs the levels between them and where they meet. */
+void gm_node_meet(const gm_node **a, const gm_node **b);
+/* The same for a, starting from *a_up, an ancestor (or a itself) found before, when it is no
+ * higher than b: one write met by its readers climbs its subgraphs once, not once per reader
+ * (a value returned through 20,000 nested bodies). *a_up receives a's side of the meeting. */
+void gm_node_meet_from(const gm_node *a, const gm_node **a_up, const gm_node **b);
 
 /* Internal helpers shared by the IR files. */
 gm_status gm_node_vec_push(gm_node_vec *v, gm_node *n);

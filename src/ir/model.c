@@ -581,6 +581,17 @@ const char *gm_node_output_name(const gm_node *n, size_t k)
     return n->out[k].name ? n->out[k].name : default_name(n->op->output_names, k);
 }
 
+int32_t gm_node_input_named_as_output(const gm_node *n, uint32_t out)
+{
+    const char *oname = gm_node_output_name(n, out);
+    if (!oname) return -1;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        const char *iname = gm_node_input_name(n, i);
+        if (iname && strcmp(iname, oname) == 0) return (int32_t)i;
+    }
+    return -1;
+}
+
 gm_status gm_node_set_input_name(gm_node *n, size_t i, const char *name)
 {
     if (i >= n->n_in) return GM_ERR_INPUT;

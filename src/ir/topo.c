@@ -12,6 +12,7 @@
  * prefix merged with the sorted appended tail) and every edge checked against it: O(V + E +
  * k log k) for k appended nodes; only when an edge points backwards does the heap run.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,7 @@ static gm_status build_order(gm_model *m, gm_error *err)
         return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", m->source);
     }
     size_t depth = 0, pos = 0;
+    m->graphs[0]->depth = 0;
     stack[depth++] = (frame){m->graphs[0], 0};
     while (depth) {
         frame *f = &stack[depth - 1];
@@ -270,7 +272,10 @@ static gm_status build_order(gm_model *m, gm_error *err)
         n->topo_id = (int64_t)pos;
         order[pos++] = n;
         /* Push subgraphs in reverse so the first listed is walked first. */
-        for (uint32_t i = n->n_sub; i-- > 0;) stack[depth++] = (frame){n->sub[i], 0};
+        for (uint32_t i = n->n_sub; i-- > 0;) {
+            n->sub[i]->depth = n->graph->depth + 1;
+            stack[depth++] = (frame){n->sub[i], 0};
+        }
     }
     gm_free(stack);
     gm_free(m->order.v);
@@ -278,6 +283,23 @@ static gm_status build_order(gm_model *m, gm_error *err)
     m->order.n = (uint32_t)pos;
     m->order.cap = (uint32_t)(total ? total : 1);
     return GM_OK;
+}
+
+void gm_node_meet(const gm_node **a, const gm_node **b)
+{
+    const gm_node *x = *a, *y = *b;
+    assert(x->graph->model == y->graph->model);
+    while (x->graph->depth > y->graph->depth) x = x->graph->parent;
+    while (y->graph->depth > x->graph->depth) y = y->graph->parent;
+    while (x->graph != y->graph) x = x->graph->parent, y = y->graph->parent;
+    *a = x, *b = y;
+}
+
+void gm_node_meet_from(const gm_node *a, const gm_node **a_up, const gm_node **b)
+{
+    const gm_node *x = *a_up && (*a_up)->graph->depth >= (*b)->graph->depth ? *a_up : a;
+    gm_node_meet(&x, b);
+    *a_up = x;
 }
 
 void gm_model_compact(gm_model *m)

@@ -13,6 +13,7 @@ static const attr_kind_entry k_attrs[] = {
     {"_batch_label", GM_ATTR_STRING},
     {"_cannot_be_deleted", GM_ATTR_BOOL},
     {"_dynamic_shape_partitioned", GM_ATTR_BOOL},
+    {"_gm_carried_outputs", GM_ATTR_INT}, /* graphmem's: a loop's carried outputs (op_table.h) */
     {"_gm_input_offsets", GM_ATTR_LIST_INT},
     {"_gm_output_offsets", GM_ATTR_LIST_INT},
     {"_gm_workspace_bytes", GM_ATTR_LIST_INT},

@@ -152,10 +152,30 @@ bool gm_node_reads_input_data(const gm_node *n, uint32_t i)
     return !view;
 }
 
+bool gm_subgraph_output_is_stacked(const gm_node *n, uint32_t k)
+{
+    /* GE's While passes output k through from input k: every output carried */
+    if (k >= n->n_out || gm_node_ctrl_kind(n) != GM_CTRL_WHILE || (n->op->flags & GM_OP_PASS_THROUGH)) return false;
+    const gm_attr *a = gm_attr_find(n->attrs, "_gm_carried_outputs");
+    /* finalize refuses it on other nodes and outside [0, outputs] */
+    return a && a->kind == GM_ATTR_INT && (int64_t)k >= a->u.i;
+}
+
+bool gm_body_output_is_stacked(const gm_node *o, uint32_t i)
+{
+    const gm_node *parent = o->graph->parent;
+    if (!parent || !(o->op->flags & GM_OP_NETOUTPUT) || i >= o->n_in) return false;
+    const gm_attr *a = gm_attr_find(o->in_desc[i].attrs, "_parent_node_index");
+    return a && a->kind == GM_ATTR_INT && a->u.i >= 0 && a->u.i < (int64_t)parent->n_out &&
+           gm_subgraph_output_is_stacked(parent, (uint32_t)a->u.i);
+}
+
 bool gm_node_writes_output(const gm_node *n, uint32_t k)
 {
     bool root = n->graph->parent == NULL;
-    if (gm_node_is(n, GM_OP_CONTROL_FLOW) || gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
+    /* a loop writes its stacked outputs itself, slice by slice; its carried ones are its bodies' */
+    if (gm_node_is(n, GM_OP_CONTROL_FLOW)) return gm_subgraph_output_is_stacked(n, k);
+    if (gm_node_is(n, GM_OP_PHONY) || gm_node_is(n, GM_OP_VIEW) ||
         gm_node_is(n, GM_OP_PASS_THROUGH) || gm_node_is(n, GM_OP_PASS_THROUGH_0))
         return false;
     if (!root && (gm_node_is(n, GM_OP_DATA) || gm_node_is(n, GM_OP_NETOUTPUT))) return false;

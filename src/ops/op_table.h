@@ -91,10 +91,27 @@ bool gm_node_computes_shape(const gm_node *n);
  * node, nor a Reshape whose output is a view of that input: the executors check no pattern
  * there, and the passes need not order them before a write. */
 bool gm_node_reads_input_data(const gm_node *n, uint32_t i);
+/* Loop-carried or stacked: the one definition of what a loop's output is to its body, asked by
+ * the symbols, the planner, the verifier and the executors alike.
+ *  - carried (GE's While: every output; If, Case and PartitionedCall too): output k IS the
+ *    tensor its body's NetOutput input with _parent_node_index k hands back — one symbol;
+ *  - stacked (ONNX Loop / Scan scan outputs: a loop node's outputs from its `_gm_carried_outputs`
+ *    attribute on): output k is a new, larger tensor into which each iteration's body output k
+ *    is stacked. The parent writes it, slice by slice while the loop runs, so it is in use from
+ *    the loop's enter on; and it reads the body output it stacks once the body has run (at the
+ *    loop's exit). The two are separate tensors that must not share memory while both live.
+ * Only a loop that is no pass-through (ONNX Loop, Scan: not GE's While) may carry the
+ * attribute; finalize refuses it elsewhere, and a count outside [0, outputs]. Absent: every
+ * output carried. */
+bool gm_subgraph_output_is_stacked(const gm_node *n, uint32_t k);
+/* Is input i of subgraph NetOutput o a body output its parent stacks (its _parent_node_index
+ * names a stacked output of o's parent)? */
+bool gm_body_output_is_stacked(const gm_node *o, uint32_t i);
 /* Does n write output k on the device, rather than alias memory someone else wrote? Compute ops
  * write their outputs, ref ops the memory they share with an input, an in-place computation
- * (reuse_input with `_output_inplace_ability`) its input's memory; views, Phony ops,
- * pass-through ops, control-flow parents and subgraph Data / NetOutput write nothing. The
+ * (reuse_input with `_output_inplace_ability`) its input's memory, a loop its stacked outputs;
+ * views, Phony ops, pass-through ops, other control-flow outputs and subgraph Data / NetOutput
+ * write nothing. The
  * executors write patterns where this says, and the access-order pass orders these writes: one
  * definition for both. */
 bool gm_node_writes_output(const gm_node *n, uint32_t k);

@@ -152,7 +152,8 @@ static gm_status handle_loop_graph(ac_ctx *a, const gm_graph *g)
         if (!cl) return fail_code(a->c);
         const char *label = gm_attrs_get_string(n->attrs, "_stream_label");
         if (label && gm_attr_set_string(&cl->attrs, "_stream_label", label) != GM_OK) return gm_pass_oom(a->c);
-        x++; /* the clean node took n's place in the list; n is now one further */
+        /* No skip here: the clean node went to the END of the list (gm_ir_node_create appends;
+         * the next sort puts it before n), so the node after n is the next one to look at. */
     }
     return GM_OK;
 }

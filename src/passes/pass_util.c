@@ -34,6 +34,14 @@ void gm_pass_report_free(gm_pass_report *r)
         gm_free(x->reason);
     }
     gm_free(r->nodes);
+    for (size_t i = 0; i < r->n_edges; i++) {
+        gm_inserted_edge *x = &r->edges[i];
+        gm_free(x->from);
+        gm_free(x->to);
+        gm_free(x->graph);
+        gm_free(x->reason);
+    }
+    gm_free(r->edges);
     for (size_t i = 0; i < r->n_warnings; i++) gm_free(r->warnings[i].message);
     gm_free(r->warnings);
     memset(r, 0, sizeof *r);
@@ -57,6 +65,26 @@ gm_status gm_pass_record(gm_pass_ctx *c, const gm_node *n, const gm_node *anchor
     }
     r->nodes[r->n_nodes++] = x;
     r->inserted[c->pass]++;
+    return GM_OK;
+oom:
+    return gm_error_set(c->err, GM_ERR_NOMEM, "%s: out of memory", c->m->source);
+}
+
+gm_status gm_pass_record_edge(gm_pass_ctx *c, const gm_node *from, const gm_node *to, const char *reason)
+{
+    gm_pass_report *r = c->report;
+    if (!r) return GM_OK;
+    if (gm_grow((void **)&r->edges, sizeof *r->edges, r->n_edges + 1, &r->cap_edges)) goto oom;
+    gm_inserted_edge x = {.from = gm_strdup(from->name), .to = gm_strdup(to->name), .graph = gm_strdup(from->graph->name),
+                          .pass = c->pass, .reason = gm_strdup(reason ? reason : "")};
+    if (!x.from || !x.to || !x.graph || !x.reason) {
+        gm_free(x.from);
+        gm_free(x.to);
+        gm_free(x.graph);
+        gm_free(x.reason);
+        goto oom;
+    }
+    r->edges[r->n_edges++] = x;
     return GM_OK;
 oom:
     return gm_error_set(c->err, GM_ERR_NOMEM, "%s: out of memory", c->m->source);

@@ -55,6 +55,9 @@ gm_node *gm_pass_insert_before_many(gm_pass_ctx *c, gm_node *const *dsts, const 
 gm_status gm_pass_record(gm_pass_ctx *c, const gm_node *n, const gm_node *anchor, bool before, int32_t index,
                          const char *reason);
 
+/* Records a control edge from -> to that the pass added, with why. */
+gm_status gm_pass_record_edge(gm_pass_ctx *c, const gm_node *from, const gm_node *to, const char *reason);
+
 /* Records a lint warning in the report (and logs it at warn level). */
 gm_status gm_pass_warn(gm_pass_ctx *c, const char *code, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/symbols.h"
+#include "conflict/access_order.h"
 #include "conflict/inplace.h"
 #include "conflict/layout_conflict.h"
 #include "conflict/lint.h"
@@ -35,19 +36,23 @@ static const struct {
     {GM_PASS_INPLACE, "inplace", gm_pass_inplace, true},
     /* zero-copy offsets only */
     {GM_PASS_SET_IO_OFFSET, "set_io_offset", gm_pass_set_io_offset, true},
+    /* graphmem's own: it adds control edges only, which the table does not read */
+    {GM_PASS_ACCESS_ORDER, "access_order", gm_pass_access_order, true},
 };
 
 /* GE's order (reference §0): GraphLint on the user graph; GraphPrepare runs HcclMemcpy,
  * Subgraph, InplaceSupportCheck, AtomicAddrClean; the optimize stage runs HcclMemcpy a second
  * time (after the prepare passes changed the graph), HcclContinuousMemcpy, MemcpyAddrAsync,
  * MarkSameAddr; then the read/write and layout conflict passes, in-place reuse, and the
- * offsets. A pass named in the set runs at each of its steps. */
+ * offsets. A pass named in the set runs at each of its steps. graphmem's access-order pass
+ * runs once every buffer is final (after in-place reuse, the last pass that shares one) and
+ * before planning; without it the program order stays implicit, as in GE (W18888 only). */
 static const gm_pass_id k_steps[] = {
     GM_PASS_LINT,           GM_PASS_HCCL_MEMCPY,    GM_PASS_SUBGRAPH,
     GM_PASS_INPLACE_SUPPORT_CHECK, GM_PASS_ATOMIC_ADDR_CLEAN, GM_PASS_HCCL_MEMCPY,
     GM_PASS_HCCL_CONTINUOUS_MEMCPY, GM_PASS_MEMCPY_ADDR_ASYNC, GM_PASS_MARK_SAME_ADDR,
     GM_PASS_RW_CONFLICT,    GM_PASS_LAYOUT_CONFLICT, GM_PASS_INPLACE,
-    GM_PASS_SET_IO_OFFSET,
+    GM_PASS_ACCESS_ORDER,   GM_PASS_SET_IO_OFFSET,
 };
 
 const char *gm_pass_name(gm_pass_id id)
@@ -68,35 +73,39 @@ bool gm_pass_from_name(const char *name, gm_pass_id *out)
 
 gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err)
 {
-    if (strcmp(list, "all") == 0) {
-        *out = GM_PASS_SET_ALL;
-        return GM_OK;
-    }
-    if (strcmp(list, "none") == 0) {
-        *out = GM_PASS_SET_NONE;
-        return GM_OK;
-    }
+    /* Left to right: "all" and "none" set the whole set, a name adds its pass, "-name" takes
+     * it out ("all,-access_order" is GE's behaviour: the races warned about, not removed). */
     gm_pass_set set = 0;
     const char *p = list;
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        bool minus = len > 0 && *p == '-';
         char name[64];
         gm_pass_id id;
+        if (minus) p++, len--;
         if (len == 0 || len >= sizeof name) {
             return gm_error_set(err, GM_ERR_USAGE, "--passes '%s': empty or overlong pass name", list);
         }
         memcpy(name, p, len);
         name[len] = '\0';
-        if (!gm_pass_from_name(name, &id)) {
+        if (!minus && strcmp(name, "all") == 0) {
+            set = GM_PASS_SET_ALL;
+        } else if (!minus && strcmp(name, "none") == 0) {
+            set = GM_PASS_SET_NONE;
+        } else if (!gm_pass_from_name(name, &id)) {
             return gm_error_set(err, GM_ERR_USAGE,
                                 "--passes: unknown pass '%s' (known: all, none, hccl_memcpy, "
                                 "hccl_continuous_memcpy, subgraph, inplace_support_check, "
                                 "atomic_addr_clean, memcpy_addr_async, mark_same_addr, rw_conflict, "
-                                "layout_conflict, inplace, set_io_offset, lint)",
+                                "layout_conflict, inplace, access_order, set_io_offset, lint; "
+                                "-NAME leaves one out)",
                                 name);
+        } else if (minus) {
+            set &= ~(1u << id);
+        } else {
+            set |= 1u << id;
         }
-        set |= 1u << id;
         if (!comma) break;
         p = comma + 1;
     }

@@ -123,6 +123,9 @@ gm_status gm_plan_remap_witness(gm_plan *p, const int32_t *remap)
     size_t nw = 0;
     for (size_t i = 0; i < p->n_witness; i++) {
         size_t w = (size_t)remap[p->witness[i]];
+        /* a feature-map member joined to a whole in a stricter region (a PhonySplit of a root
+         * Data: zero copy) is no longer feature-map memory, which is all the bound speaks of */
+        if (p->symbols[w].region != GM_PLAN_R_FEATURE_MAP) continue;
         if (!seen[w]) seen[w] = 1, p->witness[nw++] = w;
     }
     gm_free(seen);

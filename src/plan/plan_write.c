@@ -53,6 +53,7 @@ static void write_summary(gm_jw *w, const gm_plan *p)
     for (size_t i = 0; i < p->n_witness; i++) gm_jw_str(w, p->symbols[p->witness[i]].id);
     gm_jw_close(w, ']');
     gm_jw_kv_int(w, "inserted_nodes", p->report ? (int64_t)p->report->n_nodes : 0);
+    gm_jw_kv_int(w, "ordered_edges", p->report ? (int64_t)p->report->n_edges : 0);
     gm_jw_kv_int(w, "lint_warnings", p->report ? (int64_t)p->report->n_warnings : 0);
     gm_jw_kv_int(w, "dynamic_tensors", (int64_t)p->dynamic_symbols);
     gm_jw_kv_int(w, "stream_repairs", (int64_t)p->repaired_pairs);
@@ -197,6 +198,21 @@ static void write_inserted(gm_jw *w, const gm_pass_report *r)
             if (x->index >= 0) gm_jw_kv_int(w, x->before ? "in" : "out", x->index);
             gm_jw_close(w, '}');
         }
+        gm_jw_kv_str(w, "reason", x->reason ? x->reason : "");
+        gm_jw_close(w, '}');
+    }
+    /* control edges: an "edge" entry instead of a node's, from before to */
+    for (size_t i = 0; r && i < r->n_edges; i++) {
+        const gm_inserted_edge *x = &r->edges[i];
+        gm_jw_open(w, '{');
+        gm_jw_key(w, "edge");
+        gm_jw_open(w, '{');
+        gm_jw_kv_str(w, "from", x->from);
+        gm_jw_kv_str(w, "to", x->to);
+        gm_jw_close(w, '}');
+        gm_jw_kv_str(w, "type", "control");
+        gm_jw_kv_str(w, "graph", x->graph);
+        gm_jw_kv_str(w, "pass", gm_pass_name(x->pass));
         gm_jw_kv_str(w, "reason", x->reason ? x->reason : "");
         gm_jw_close(w, '}');
     }

@@ -207,6 +207,11 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
         if (gm_attrs_get_bool(gm_node_attr_list(x.node), x.out ? "continuous_output" : "continuous_input", false))
             grouped = true;
         if (gm_hb_life_add(life, x.node) != GM_OK) return GM_ERR_NOMEM;
+        /* a body output its loop stacks is read by the loop once the body has run: in use
+         * until the loop's exit (and, read outside the body, through every iteration) */
+        if (!x.out && gm_body_output_is_stacked(x.node, x.index) &&
+            gm_hb_life_add(life, gm_graph_parent(gm_node_graph(x.node))) != GM_OK)
+            return GM_ERR_NOMEM;
         /* memory an atomic op accumulates into is zeroed earlier by its clean node: from then
          * on it is in use */
         if (clean && gm_hb_life_add(life, clean) != GM_OK) return GM_ERR_NOMEM;

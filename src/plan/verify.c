@@ -44,7 +44,7 @@
 
 static const char *const kind_names[GM_PLAN_P_KIND_COUNT] = {
     "unknown-anchor", "bad-order", "unplaced", "duplicate", "split", "too-small",
-    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated", "bound",
+    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated", "bound", "race",
 };
 
 const char *gm_plan_problem_kind_name(gm_plan_problem_kind k)
@@ -296,12 +296,15 @@ static gm_status check_anchors(gm_vfy *c)
             }
             if (st != GM_OK) return st;
         }
-        /* subgraph NetOutput: input with _parent_node_index p is the parent's output p */
+        /* subgraph NetOutput: input with _parent_node_index p is the parent's output p, unless
+         * the parent stacks it into output p (gm_body_output_is_stacked): two tensors, which
+         * check_unrelated then refuses to see in one symbol */
         if (n->graph->parent && (n->op->flags & GM_OP_NETOUTPUT)) {
             const gm_node *p = n->graph->parent;
             for (uint32_t i = 0; i < n->n_in; i++) {
                 const gm_attr *pa = gm_attr_find(n->in_desc[i].attrs, "_parent_node_index");
                 if (!pa || pa->kind != GM_ATTR_INT || pa->u.i < 0 || pa->u.i >= (int64_t)p->n_out) continue;
+                if (gm_body_output_is_stacked(n, i)) continue;
                 if (must_share(c, p, true, (uint32_t)pa->u.i, n, false, i,
                                "a subgraph NetOutput input is its parent's output") != GM_OK)
                     return GM_ERR_NOMEM;

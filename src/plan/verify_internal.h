@@ -107,6 +107,10 @@ typedef struct gm_vfy {
     size_t seen_n, seen_cap;
 } gm_vfy;
 
+/* Every write of a symbol ordered with its other accesses (verify_access.c), after the events
+ * (gm_vfy_order_begin); races are GM_PLAN_P_RACE problems. GM_ERR_NOMEM when out of memory. */
+gm_status gm_vfy_access_check(gm_vfy *c);
+
 /* A scanner for the plan text's big arrays, the ones gm_vfy_read splits (verify_read.c). */
 bool gm_vfy_scanner_init(gm_json_split_scanner *sc);
 /* gm_plan_verify_json on a text that such a scanner has gone through: r is its answer and

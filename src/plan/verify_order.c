@@ -17,9 +17,10 @@
  *
  * Accesses. A symbol is accessed at the events of its anchors' nodes (both events of a node
  * with subgraphs) and of the atomic-clean node that zeroes an atomic anchor's memory; root Data outputs at START (before everything), Const/Variable/root RefData
- * outputs at START and END, root NetOutput inputs at END. A symbol with an access inside a
- * While (cond or body, any depth) and one outside it is also accessed at that While's enter
- * and exit: it lives through every iteration.
+ * outputs at START and END, root NetOutput inputs at END. A body output its loop stacks
+ * (ops/op_table.h) is accessed by the loop node too, which reads it after the body. A symbol
+ * with an access inside a While (cond or body, any depth) and one outside it is also accessed
+ * at that While's enter and exit: it lives through every iteration.
  *
  * Symbols A and B may share memory when A happens before B: every access of A strictly before
  * every access of B. Taking per stream the last access of A, that is: for every access b of
@@ -333,6 +334,21 @@ static void fill_loop_up(gm_vfy *c)
     }
 }
 
+/* Counts an access by n in every While around it (loops[] grows as needed). */
+static gm_status count_loops(const gm_vfy *c, const gm_node *n, loop_count **loops, size_t *n_loops, size_t *cap)
+{
+    for (const gm_node *w = loop_around(c, n); w; w = loop_around(c, w)) {
+        size_t j = 0;
+        while (j < *n_loops && (*loops)[j].w != w) j++;
+        if (j == *n_loops) {
+            if (*n_loops == *cap && gm_grow((void **)loops, sizeof **loops, *n_loops + 1, cap)) return GM_ERR_NOMEM;
+            (*loops)[(*n_loops)++] = (loop_count){w, 0};
+        }
+        (*loops)[j].n++;
+    }
+    return GM_OK;
+}
+
 static gm_status build_accesses(gm_vfy *c)
 {
     loop_count *loops = NULL;
@@ -371,18 +387,15 @@ static gm_status build_accesses(gm_vfy *c)
             /* an atomic op's memory is zeroed first by its clean node: a write, so an access */
             const gm_node *clean = gm_anchor_clean_node(n, a->out, a->index);
             if (clean && st == GM_OK) st = push_acc(c, c->ev_enter[clean->topo_id]);
-            for (const gm_node *w = loop_around(c, n); w && st == GM_OK; w = loop_around(c, w)) {
-                size_t j = 0;
-                while (j < n_loops && loops[j].w != w) j++;
-                if (j == n_loops) {
-                    if (n_loops == cap && gm_grow((void **)&loops, sizeof *loops, n_loops + 1, &cap)) {
-                        st = GM_ERR_NOMEM;
-                        break;
-                    }
-                    loops[n_loops++] = (loop_count){w, 0};
-                }
-                loops[j].n++;
-            }
+            if (st == GM_OK) st = count_loops(c, n, &loops, &n_loops, &cap);
+            /* a body output its loop stacks is read by the loop after the body (op_table.h): an
+             * access of the loop node, outside the body */
+            if (st != GM_OK || a->out || !gm_body_output_is_stacked(n, a->index)) continue;
+            const gm_node *p = n->graph->parent;
+            total++;
+            st = push_acc(c, c->ev_enter[p->topo_id]);
+            if (st == GM_OK) st = push_acc(c, c->ev_exit[p->topo_id]);
+            if (st == GM_OK) st = count_loops(c, p, &loops, &n_loops, &cap);
         }
         /* used inside a loop and outside it: live through the whole loop */
         for (size_t j = 0; j < n_loops && st == GM_OK; j++) {
@@ -659,7 +672,7 @@ gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err)
 {
     gm_status st = c->vc ? GM_OK : gm_vfy_order_begin(c, err);
     if (st != GM_OK) return st;
-    if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK)
+    if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK || gm_vfy_access_check(c) != GM_OK)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     return GM_OK;
 }

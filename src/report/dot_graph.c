@@ -17,7 +17,7 @@ static const char *const k_stream_colours[] = {"#1f77b4", "#2ca02c", "#9467bd", 
                                                "#17becf", "#bcbd22", "#7f7f7f", "#e377c2"};
 static const char *const k_pass_fills[GM_PASS_COUNT] = {
     "#ffd8b1", "#ffe680", "#b3e6ff", "#d9f2d9", "#ffcce0", "#e0ccff",
-    "#ccf2ff", "#f2e6d9", "#ffb3b3", "#ffcc99", "#d6f5d6", "#e6e6e6"};
+    "#ccf2ff", "#f2e6d9", "#ffb3b3", "#ffcc99", "#d6f5d6", "#e6e6e6", "#f2d9e6"};
 #define N_STREAM_COLOURS (sizeof k_stream_colours / sizeof k_stream_colours[0])
 
 static const char *stream_colour(int64_t s)
@@ -29,7 +29,18 @@ typedef struct dot_ctx {
     const gm_model *m;
     gm_rtext *t;
     const gm_inserted_node **ins; /* per topological index: what inserted it, or NULL */
+    const gm_pass_report *report;
+    int32_t *edge_first, *edge_next; /* the report's added control edges, listed by target */
 } dot_ctx;
+
+/* The report's entry for the control edge src -> n that a pass added, or NULL. */
+static const gm_inserted_edge *added_edge(const dot_ctx *c, const gm_node *src, const gm_node *n)
+{
+    if (!c->edge_first) return NULL;
+    for (int32_t e = c->edge_first[gm_node_topo_id(n)]; e >= 0; e = c->edge_next[e])
+        if (!strcmp(c->report->edges[e].from, gm_node_name(src))) return &c->report->edges[e];
+    return NULL;
+}
 
 static const gm_inserted_node *inserted(const dot_ctx *c, const gm_node *n)
 {
@@ -122,6 +133,14 @@ static void node_edges(dot_ctx *c, const gm_node *n)
     for (size_t i = 0; i < gm_node_control_input_count(n); i++) {
         const gm_node *src = gm_node_control_input(n, i);
         bool hot = inserted(c, src) || inserted(c, n);
+        const gm_inserted_edge *added = added_edge(c, src, n);
+        if (added) { /* a race removed: the order the graph's list implied, made an edge */
+            gm_rt_printf(t, "  n%lld -> n%lld [style=dashed, color=red, penwidth=2.5, tooltip=\"added by %s: ",
+                         (long long)gm_node_topo_id(src), to, gm_pass_name(added->pass));
+            gm_rt_dot(t, added->reason);
+            gm_rt_puts(t, "\"];\n");
+            continue;
+        }
         gm_rt_printf(t, "  n%lld -> n%lld [style=dashed, %s];\n", (long long)gm_node_topo_id(src), to,
                      hot ? "color=red, penwidth=2.5" : "color=\"#888888\"");
     }
@@ -144,7 +163,12 @@ static void legend(dot_ctx *c, const gm_pass_report *report)
     gm_rt_puts(t, "    legend_a [label=\"a\"]; legend_b [label=\"b\"]; legend_c [label=\"c\"]; legend_d [label=\"d\"];\n"
                   "    legend_a -> legend_b [label=\"data\"];\n"
                   "    legend_b -> legend_c [label=\"control\", style=dashed, color=\"#888888\"];\n"
-                  "    legend_c -> legend_d [label=\"rewired by a pass\", color=red, penwidth=2.5];\n  }\n");
+                  "    legend_c -> legend_d [label=\"rewired by a pass\", color=red, penwidth=2.5];\n");
+    if (report && report->n_edges)
+        gm_rt_printf(t, "    legend_e [label=\"e\"]; legend_d -> legend_e [label=\"ordered by access_order (%zu)\", "
+                        "style=dashed, color=red, penwidth=2.5];\n",
+                     report->n_edges);
+    gm_rt_puts(t, "  }\n");
 }
 
 gm_status gm_report_dot_graph(const gm_model *m, const gm_pass_report *report, char **dot, size_t *dot_len,
@@ -158,6 +182,25 @@ gm_status gm_report_dot_graph(const gm_model *m, const gm_pass_report *report, c
     for (size_t i = 0; report && i < report->n_nodes; i++) {
         const gm_node *x = report->nodes[i].node ? gm_model_find_node(m, report->nodes[i].node) : NULL;
         if (x && gm_node_topo_id(x) >= 0 && (size_t)gm_node_topo_id(x) < n) c.ins[gm_node_topo_id(x)] = &report->nodes[i];
+    }
+    c.report = report;
+    if (report && report->n_edges) {
+        c.edge_first = gm_malloc((n ? n : 1) * sizeof *c.edge_first);
+        c.edge_next = gm_malloc(report->n_edges * sizeof *c.edge_next);
+        if (!c.edge_first || !c.edge_next) {
+            gm_free(c.edge_first);
+            gm_free(c.edge_next);
+            gm_free(c.ins);
+            return gm_error_set(err, GM_ERR_NOMEM, "dot: out of memory");
+        }
+        for (size_t i = 0; i < n; i++) c.edge_first[i] = -1;
+        for (size_t i = report->n_edges; i-- > 0;) {
+            const gm_node *to = gm_model_find_node(m, report->edges[i].to);
+            c.edge_next[i] = -1;
+            if (!to || gm_node_topo_id(to) < 0 || (size_t)gm_node_topo_id(to) >= n) continue;
+            c.edge_next[i] = c.edge_first[gm_node_topo_id(to)];
+            c.edge_first[gm_node_topo_id(to)] = (int32_t)i;
+        }
     }
     gm_rt_puts(&t, "digraph \"");
     gm_rt_dot(&t, gm_model_name(m));
@@ -174,6 +217,8 @@ gm_status gm_report_dot_graph(const gm_model *m, const gm_pass_report *report, c
     legend(&c, report);
     gm_rt_puts(&t, "}\n");
     gm_free(c.ins);
+    gm_free(c.edge_first);
+    gm_free(c.edge_next);
     *dot = gm_rt_take(&t, dot_len);
     if (!*dot) {
         gm_rt_free(&t);

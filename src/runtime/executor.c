@@ -6,7 +6,8 @@
  * each node gets an enter task, and a node with subgraphs also an exit task after its bodies —
  * the planner's execution model (spec/plan-format.md). An If or Case runs one branch per
  * iteration (iteration k: branch k mod count, so all of them run over the iterations; the
- * others' tasks do nothing but keep the order), and a While body runs once per iteration.
+ * others' tasks do nothing but keep the order), and a While body runs once per iteration,
+ * after its cond (the body's first tasks wait for every cond task).
  *
  * Patterns. The host walks the tasks in order and keeps, per symbol (one buffer), the seed of
  * its last writer; a task verifies what it reads against the seed current when it was

@@ -33,10 +33,22 @@
 #include "runtime/ms_events.h"
 #include "util/alloc.h"
 
-/* Is task t launched in phase 0 (the start writers) or 1 (the rest)? Exit tasks never are. */
+/* Is task t launched in phase 0 (the start writers) or 1 (the rest, a loop's exit among them:
+ * it reads the body outputs it stacks)? */
 static bool launched_in(const gm_exec *x, size_t t, int phase)
 {
-    return !x->task_exit[t] && gm_node_at_start(x->task_node[t]) == (phase == 0);
+    if (x->task_exit[t]) return phase == 1;
+    return gm_node_at_start(x->task_node[t]) == (phase == 0);
+}
+
+/* The body outputs an exit task reads (executor_internal.h, gm_exec_next_stacked). */
+static size_t exit_reads(const gm_node *n)
+{
+    const gm_node *o;
+    uint32_t i;
+    size_t k = 0;
+    for (gm_exec_stacked c = {0}; gm_exec_next_stacked(n, &c, &o, &i);) k++;
+    return k;
 }
 
 static gm_status index_symbols(gm_dyn *d)
@@ -76,7 +88,8 @@ static gm_status index_symbols(gm_dyn *d)
     return GM_OK;
 }
 
-/* The symbols each enter task uses: its inputs (that have a source), then its outputs. */
+/* The symbols each enter task uses: its inputs (that have a source), then its outputs; an
+ * exit task, the body outputs its loop stacks. */
 static gm_status index_uses(gm_dyn *d)
 {
     const gm_exec *x = &d->x;
@@ -84,14 +97,19 @@ static gm_status index_uses(gm_dyn *d)
     if (!(d->use_base = gm_malloc((x->n_tasks + 1) * sizeof *d->use_base))) return GM_ERR_NOMEM;
     for (size_t t = 0; t < x->n_tasks; t++) {
         d->use_base[t] = total;
-        if (!x->task_exit[t]) total += x->task_node[t]->n_in + x->task_node[t]->n_out;
+        total += x->task_exit[t] ? exit_reads(x->task_node[t]) : x->task_node[t]->n_in + x->task_node[t]->n_out;
     }
     d->use_base[x->n_tasks] = total;
     if (!(d->uses = gm_malloc((total ? total : 1) * sizeof *d->uses))) return GM_ERR_NOMEM;
     for (size_t t = 0; t < x->n_tasks; t++) {
-        if (x->task_exit[t]) continue;
         const gm_node *n = x->task_node[t];
         int32_t *u = d->uses + d->use_base[t];
+        if (x->task_exit[t]) {
+            const gm_node *o;
+            uint32_t i;
+            for (gm_exec_stacked c = {0}; gm_exec_next_stacked(n, &c, &o, &i);) *u++ = gm_symbols_find(d->sy, o, false, i);
+            continue;
+        }
         for (uint32_t i = 0; i < n->n_in; i++) u[i] = n->in[i].src ? gm_symbols_find(d->sy, n, false, i) : -1;
         for (uint32_t k = 0; k < n->n_out; k++) u[n->n_in + k] = gm_symbols_find(d->sy, n, true, k);
     }

@@ -238,11 +238,11 @@ static uint64_t span_of(const gm_dyn *d, int32_t y, int64_t declared)
     return declared > 0 && (size_t)declared < d->bytes[y] ? (uint64_t)declared : d->bytes[y];
 }
 
-/* The check of input i, through the placement copies when it is read elsewhere. */
-static gm_status check_read(gm_dyn *d, size_t t, uint32_t i)
+/* The check of task t's use u, input i of n (t's node, or at a loop's exit its body
+ * NetOutput), through the placement copies when it is read elsewhere. */
+static gm_status check_read(gm_dyn *d, size_t t, size_t u, const gm_node *n, uint32_t i)
 {
-    const gm_node *n = d->x.task_node[t];
-    int32_t y = d->uses[d->use_base[t] + i];
+    int32_t y = d->uses[d->use_base[t] + u];
     if (y < 0 || !d->seed[y]) return GM_OK; /* no buffer, or nothing written yet */
     uint64_t bytes = span_of(d, y, gm_desc_size(&n->in[i].src->out[n->in[i].src_index].desc));
     if (bytes > d->seed_bytes[y]) bytes = d->seed_bytes[y]; /* a smaller writer wrote a prefix */
@@ -282,7 +282,7 @@ static gm_status run_enter(gm_dyn *d, size_t t)
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
     gm_dyn_check_groups(d, t);
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
-        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(d, t, i);
+        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(d, t, i, n, i);
     if (st == GM_OK) st = gm_place_after_reads(x, t);
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE)) /* collectives that write their inputs in place */
         for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
@@ -294,6 +294,18 @@ static gm_status run_enter(gm_dyn *d, size_t t)
     return st;
 }
 
+/* A loop's exit reads the body outputs it stacks (its uses, in gm_exec_next_stacked's order). */
+static gm_status run_exit(gm_dyn *d, size_t t)
+{
+    const gm_node *n = d->x.task_node[t], *o;
+    gm_status st = GM_OK;
+    if (!gm_exec_branch_taken(&d->x, n)) return GM_OK;
+    uint32_t i;
+    size_t u = 0;
+    for (gm_exec_stacked c = {0}; st == GM_OK && gm_exec_next_stacked(n, &c, &o, &i); u++) st = check_read(d, t, u, o, i);
+    return st;
+}
+
 /* Allocate what it is first to use, run it, free what it was last to use on its stream. A task
  * in an If branch not taken still allocates and frees: the bookkeeping is the graph's, the
  * same every iteration. */
@@ -301,7 +313,7 @@ static gm_status launch(gm_dyn *d, size_t t)
 {
     gm_status st = GM_OK;
     for (size_t i = d->alloc_base[t]; i < d->alloc_base[t + 1] && st == GM_OK; i++) st = allocate(d, t, d->allocs[i]);
-    if (st == GM_OK) st = run_enter(d, t);
+    if (st == GM_OK) st = d->x.task_exit[t] ? run_exit(d, t) : run_enter(d, t);
     uint32_t s = (uint32_t)d->x.task_stream[t] % d->x.n_streams; /* the group's stream number */
     for (size_t i = d->free_base[t]; i < d->free_base[t + 1] && st == GM_OK; i++)
         gm_ms_fast_free(d->block[d->frees[i]], s);
@@ -415,7 +427,7 @@ static gm_status iterate(gm_dyn *d)
         st = gm_exec_for_each_dep(x, t, wait_dep);
         for (size_t j = d->join_base[t]; j < d->join_base[t + 1] && st == GM_OK; j++)
             st = wait_dep(x, t, (size_t)d->join_task[j]);
-        if (st == GM_OK && !x->task_exit[t] && !gm_node_at_start(x->task_node[t])) st = launch(d, t);
+        if (st == GM_OK && (x->task_exit[t] || !gm_node_at_start(x->task_node[t]))) st = launch(d, t);
         if (st == GM_OK && x->task_event[t]) st = send(d, t);
         if (st == GM_OK) st = gm_dyn_late_frees(d, t);
     }
@@ -457,8 +469,7 @@ static void copy_alloc_stats(gm_dyn *d)
 /* Every read of an iteration gets a mismatch counter the streams write into. */
 static gm_status alloc_checks(gm_exec *x)
 {
-    size_t reads = 1;
-    for (size_t t = 0; t < gm_model_node_count(x->m); t++) reads += gm_model_node_at(x->m, t)->n_in;
+    size_t reads = 1 + gm_exec_max_reads(x->m);
     x->checks = gm_malloc(reads * sizeof *x->checks);
     x->mismatches = gm_malloc(reads * sizeof *x->mismatches);
     if (!x->checks || !x->mismatches) return GM_ERR_NOMEM;

@@ -106,6 +106,16 @@ gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, 
 uint64_t gm_exec_mix(uint64_t z);
 /* Is n in the If/Case branch iteration x->iteration takes (or in no such branch)? */
 bool gm_exec_branch_taken(const gm_exec *x, const gm_node *n);
+/* The body outputs loop n stacks (gm_body_output_is_stacked), which its exit task reads, in one
+ * fixed order: from *c = (gm_exec_stacked){0}, each call gives the next body NetOutput *o and its
+ * input *in; false past the last. */
+/* The most reads one iteration checks: every input, and every subgraph NetOutput input once
+ * more (a loop's exit reads the body outputs it stacks). */
+size_t gm_exec_max_reads(const gm_model *m);
+typedef struct gm_exec_stacked {
+    uint32_t g, j, i;
+} gm_exec_stacked;
+bool gm_exec_next_stacked(const gm_node *n, gm_exec_stacked *c, const gm_node **o, uint32_t *in);
 
 /* ---- dynamic mode (executor_dynamic.c): test-only faults --------------------------------- */
 

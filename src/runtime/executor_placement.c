@@ -347,6 +347,7 @@ gm_status gm_place_index(gm_exec *x)
     for (size_t t = 0; t < gm_model_node_count(x->m); t++) {
         const gm_node *n = gm_model_node_at(x->m, t);
         cap += 2 * (size_t)n->n_in + n->n_out;
+        if (n->graph->parent && gm_node_is(n, GM_OP_NETOUTPUT)) cap += 2 * (size_t)n->n_in; /* a loop's exit reads */
     }
     pl->cap_ops = cap ? cap : 1;
     if (!(pl->ops = gm_malloc(pl->cap_ops * sizeof *pl->ops))) return GM_ERR_NOMEM;

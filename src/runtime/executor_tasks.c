@@ -112,11 +112,20 @@ gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, 
                 st = fn(x, t, (size_t)x->task_of[1][n->sub[g]->nodes.v[k]->topo_id]);
         return st;
     }
+    bool source = n->ctrl_in.n == 0;
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
-        if (n->in[i].src) st = fn(x, t, (size_t)x->task_of[1][n->in[i].src->topo_id]);
+        if (n->in[i].src) st = fn(x, t, (size_t)x->task_of[1][n->in[i].src->topo_id]), source = false;
     for (uint32_t i = 0; i < n->ctrl_in.n && st == GM_OK; i++)
         st = fn(x, t, (size_t)x->task_of[1][n->ctrl_in.v[i]->topo_id]);
-    if (n->graph->parent && st == GM_OK) st = fn(x, t, (size_t)x->task_of[0][n->graph->parent->topo_id]);
+    const gm_node *p = n->graph->parent;
+    if (p && st == GM_OK) st = fn(x, t, (size_t)x->task_of[0][p->topo_id]);
+    /* A While runs its cond, then its body (spec/plan-format.md): the body's sources wait for
+     * every node of the cond, and every other body node follows a source. The access-order
+     * pass and the verifier leave a cond/body pair to this order (they cannot edge across
+     * graphs). */
+    if (p && source && gm_node_ctrl_kind(p) == GM_CTRL_WHILE && p->n_sub >= 2 && n->graph == p->sub[1])
+        for (uint32_t k = 0; k < p->sub[0]->nodes.n && st == GM_OK; k++)
+            st = fn(x, t, (size_t)x->task_of[1][p->sub[0]->nodes.v[k]->topo_id]);
     return st;
 }
 
@@ -212,9 +221,9 @@ static void *addr_of(gm_exec *x, const gm_exec_slot *sl)
     return base ? base + sl->offset : NULL;
 }
 
-static gm_status check_read(gm_exec *x, size_t t, uint32_t i)
+/* Task t reads input i of n: its own node's, or at a loop's exit its body NetOutput's. */
+static gm_status check_read(gm_exec *x, size_t t, const gm_node *n, uint32_t i)
 {
-    const gm_node *n = x->task_node[t];
     const gm_exec_slot *sl = &x->slot[0][x->base[0][n->topo_id] + i];
     int32_t src_index = n->in[i].src_index;
     int64_t bytes = gm_desc_size(&n->in[i].src->out[src_index].desc);
@@ -228,7 +237,7 @@ static gm_status check_read(gm_exec *x, size_t t, uint32_t i)
     uint64_t seed = x->seed[sl->sym];
     if (!seed || sl->view) return GM_OK; /* never written yet, or a member of a no-padding whole */
     if (x->place) return gm_place_check_read(x, t, sl, bytes, seed); /* copies it where it is read */
-    uint64_t *mm = gm_exec_add_check(x, n, sl->sym, (uint64_t)bytes);
+    uint64_t *mm = gm_exec_add_check(x, x->task_node[t], sl->sym, (uint64_t)bytes);
     if (!mm) return GM_ERR_INTERNAL;
     return gm_verify_pattern_async(x->streams[x->task_stream[t]], at, (size_t)bytes, seed, mm, x->err);
 }
@@ -280,7 +289,7 @@ static gm_status run_enter(gm_exec *x, size_t t)
     gm_status st = GM_OK;
     if (!gm_exec_branch_taken(x, n)) return GM_OK;
     for (uint32_t i = 0; i < n->n_in && st == GM_OK; i++)
-        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(x, t, i);
+        if (n->in[i].src && gm_node_reads_input_data(n, i)) st = check_read(x, t, n, i);
     if (st == GM_OK && x->place) st = gm_place_after_reads(x, t);
     /* collectives that write their inputs in place */
     if (gm_node_is(n, GM_OP_INPUT_MUTABLE))
@@ -292,6 +301,47 @@ static gm_status run_enter(gm_exec *x, size_t t)
         if (gm_node_writes_output(n, k))
             st = write_slot(x, t, &x->slot[1][x->base[1][n->topo_id] + k], gm_desc_size(&n->out[k].desc), k);
     x->stats->tasks++;
+    return st;
+}
+
+size_t gm_exec_max_reads(const gm_model *m)
+{
+    size_t reads = 0;
+    for (size_t t = 0; t < gm_model_node_count(m); t++) {
+        const gm_node *n = gm_model_node_at(m, t);
+        reads += n->n_in;
+        if (n->graph->parent && gm_node_is(n, GM_OP_NETOUTPUT)) reads += n->n_in; /* again at a loop's exit */
+    }
+    return reads;
+}
+
+bool gm_exec_next_stacked(const gm_node *n, gm_exec_stacked *c, const gm_node **o, uint32_t *in)
+{
+    /* the stacked outputs are the last ones: a node whose last output is carried stacks none */
+    if (!n->n_out || !gm_subgraph_output_is_stacked(n, n->n_out - 1)) return false;
+    for (; c->g < n->n_sub; c->g++, c->j = 0)
+        for (; c->j < n->sub[c->g]->nodes.n; c->j++, c->i = 0) {
+            const gm_node *x = n->sub[c->g]->nodes.v[c->j];
+            while (c->i < x->n_in) {
+                uint32_t i = c->i++;
+                if (x->in[i].src && gm_body_output_is_stacked(x, i)) {
+                    *o = x, *in = i;
+                    return true;
+                }
+            }
+        }
+    return false;
+}
+
+/* A loop's exit: it has stacked each iteration's body outputs into its stacked outputs, so it
+ * reads them now that the body has run (gm_body_output_is_stacked). */
+static gm_status run_exit(gm_exec *x, size_t t)
+{
+    const gm_node *n = x->task_node[t], *o;
+    gm_status st = GM_OK;
+    if (!gm_exec_branch_taken(x, n)) return GM_OK;
+    uint32_t i;
+    for (gm_exec_stacked c = {0}; st == GM_OK && gm_exec_next_stacked(n, &c, &o, &i);) st = check_read(x, t, o, i);
     return st;
 }
 
@@ -307,8 +357,7 @@ gm_status gm_exec_wait_dep(gm_exec *x, size_t t, size_t dep)
 gm_status gm_exec_launch_iteration(gm_exec *x)
 {
     /* every read of an iteration gets a mismatch counter the streams write into */
-    size_t reads = 0;
-    for (size_t t = 0; t < gm_model_node_count(x->m); t++) reads += gm_model_node_at(x->m, t)->n_in;
+    size_t reads = gm_exec_max_reads(x->m);
     if (reads > x->cap_checks) {
         gm_free(x->checks);
         gm_free(x->mismatches);
@@ -337,6 +386,7 @@ gm_status gm_exec_launch_iteration(gm_exec *x)
     for (size_t t = 0; t < x->n_tasks && st == GM_OK; t++) {
         st = gm_exec_for_each_dep(x, t, x->place ? gm_place_wait_dep : gm_exec_wait_dep);
         if (st == GM_OK && !x->task_exit[t] && !gm_node_at_start(x->task_node[t])) st = run_enter(x, t);
+        else if (st == GM_OK && x->task_exit[t]) st = run_exit(x, t);
         if (st == GM_OK && x->task_event[t]) {
             st = gm_event_record(x->task_event[t], x->streams[x->task_stream[t]], x->err);
             x->stats->events_recorded++;
