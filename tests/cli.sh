@@ -94,6 +94,17 @@ has "$TMP/race.plan.json" '"edge":{"from":"clone","to":"relu6"}' "the plan lists
 expect 0 "the graph after the passes verifies the plan" "$GM" verify "$TMP/race.after.json" "$TMP/race.plan.json"
 expect 1 "GE's behaviour: the race refused" "$GM" plan "$TMP/race.json" --passes all,-access_order && has "$TMP/err" "are not ordered" "names the race"
 expect 0 "run the race on 2 streams" "$GM" run "$TMP/race.json" --streams 2 --plan && has "$TMP/out" "verified                   yes" "clean"
+# Mistakes are refused, not ignored: a second model, help on an unknown command, a planning
+# option given to check.
+M18="$SRC/tests/data/models/resnet18.onnx"
+for c in plan check info run; do
+  expect 2 "$c with two models" "$GM" $c "$M18" "$M18" && has "$TMP/err" "takes one MODEL; unexpected argument" "$c names the extra"
+done
+expect 2 "help on an unknown command" "$GM" help frobnicate && has "$TMP/err" "unknown command 'frobnicate'" "help names it"
+expect 2 "help with two commands" "$GM" help plan run
+for opt in "--strategy best_fit" "--threads 2" "--align 256" "--budget 1"; do
+  expect 2 "check $opt refused" "$GM" check "$M18" $opt && has "$TMP/err" "check does not plan" "check: $opt"
+done
 expect 2 "unknown pass" "$GM" plan --passes rw_conflict,bogus && has "$TMP/err" "unknown pass 'bogus'" "names the pass"
 expect 2 "unknown option" "$GM" plan --frobnicate && has "$TMP/err" "unknown option '--frobnicate'" "names the option"
 expect 2 "option without value" "$GM" plan --passes

@@ -21,6 +21,7 @@ typedef struct gm_cli_opts {
     double budget_s;      /* --budget SECONDS for the packer's search (default 10) */
     gm_pass_set passes;
     const char *strategy;
+    const char *plan_only; /* the first option given that only planning reads (check refuses it) */
     long threads;
     int64_t align;
     int verbosity; /* -1 quiet, 0 normal, 1 verbose */

@@ -55,6 +55,9 @@ static gm_status check_supported(const gm_cli_opts *o, gm_error *err)
                             o->cmd, o->cmd);
     if (o->output && strcmp(o->cmd, "plan") != 0)
         return gm_error_set(err, GM_ERR_USAGE, "%s: -o writes a plan: use graphmem plan", o->cmd);
+    if (o->plan_only && strcmp(o->cmd, "plan") != 0)
+        return gm_error_set(err, GM_ERR_USAGE, "%s: %s chooses how to plan, and %s does not plan: use graphmem plan",
+                            o->cmd, o->plan_only, o->cmd);
     return GM_OK;
 }
 

@@ -144,15 +144,21 @@ int main(int argc, char **argv)
         printf("graphmem %s\n", GM_VERSION_STRING);
         return 0;
     }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        gm_cli_usage(argc > 2 ? argv[2] : NULL);
-        return 0;
-    }
-    bool known = false;
-    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++) known |= strcmp(cmd, k_cmds[i].name) == 0;
-    if (!known) {
-        fprintf(stderr, "graphmem: unknown command '%s' (see graphmem help)\n", cmd);
+    bool help = !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h");
+    if (help && argc > 3) {
+        fprintf(stderr, "graphmem: help takes one COMMAND; unexpected argument '%s'\n", argv[3]);
         return 2;
+    }
+    const char *name = help ? (argc > 2 ? argv[2] : NULL) : cmd;
+    bool known = !name;
+    for (size_t i = 0; name && i < sizeof k_cmds / sizeof k_cmds[0]; i++) known |= strcmp(name, k_cmds[i].name) == 0;
+    if (!known) {
+        fprintf(stderr, "graphmem: unknown command '%s' (see graphmem help)\n", name);
+        return 2;
+    }
+    if (help) {
+        gm_cli_usage(name);
+        return 0;
     }
     gm_cli_opts o;
     gm_error err;

@@ -103,7 +103,10 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     else if (!strcmp(name, "--dot")) o->dot = v;
     else if (!strcmp(name, "--passes")) st = gm_pass_set_parse(v, &o->passes, err);
     else if (!strcmp(name, "--option")) st = add_option(o, (char *)v, err);
-    else if (!strcmp(name, "--strategy")) o->strategy = v;
+    if (!o->plan_only && (!strcmp(name, "--strategy") || !strcmp(name, "--budget") || !strcmp(name, "--threads") ||
+                          !strcmp(name, "--align")))
+        o->plan_only = name;
+    if (!strcmp(name, "--strategy")) o->strategy = v;
     else if (!strcmp(name, "--dsa")) o->dsa = v;
     else if (!strcmp(name, "--budget")) {
         char *end;
@@ -216,5 +219,8 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
         }
         if (st != GM_OK) return st;
     }
+    /* plan, check, info and run read one model: a second is a mistake, not something to ignore */
+    if (o->n_positional > 1 && strcmp(cmd, "verify") && strcmp(cmd, "convert") && !o->help)
+        return gm_error_set(err, GM_ERR_USAGE, "%s: takes one MODEL; unexpected argument '%s'", cmd, o->positional[1]);
     return GM_OK;
 }
