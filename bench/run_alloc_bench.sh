@@ -33,11 +33,11 @@ mkdir -p "$out"
 
 # (model file, streams, iterations)
 jobs=()
-for m in "$root"/../shared/data/models/*.onnx "$root"/../shared/data/models/*.graphmem.json; do
+for m in "$root"/tests/data/models/*.onnx "$root"/tests/data/models/*.graphmem.json; do
   [ -f "$m" ] && jobs+=("$m 2 $iter")
 done
 for m in resnet50.onnx transformer_lm_train_step.graphmem.json; do
-  [ -f "$root/../shared/data/models/$m" ] && jobs+=("$root/../shared/data/models/$m 4 $iter")
+  [ -f "$root/tests/data/models/$m" ] && jobs+=("$root/tests/data/models/$m 4 $iter")
 done
 # generated training steps: 2,000 nodes is 7.4 GiB at its peak (10,000 would be 34 GiB, more
 # than graphmem's default 30 GiB pool threshold and this machine's memory)

@@ -15,7 +15,7 @@ set -eu
 B=${1:-build}
 BK=${GM_BACKEND:-host}
 GR=${GM_GRANULE:+--vm-granularity $GM_GRANULE}
-M=${GM_MODELS:-../shared/data/models}
+M=${GM_MODELS:-tests/data/models}
 [ -d "$M" ] || { echo "run_executor_table: no models in $M (set GM_MODELS)" >&2; exit 2; }
 field() { printf '%s' "$1" | grep -o "\"$2\":[[:space:]]*[0-9]*" | head -1 | grep -o '[0-9]*$'; }
 echo "| model | streams | device peak, default | memory first | memory first + learned plan | the plan's region | iterations on the plan, departures | dependencies added | corrupted reads | ms an iteration: default, memory first, plan |"

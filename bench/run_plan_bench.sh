@@ -16,7 +16,7 @@ for exe in "$gen" "$plan"; do
 done
 out="$root/bench/out"
 mkdir -p "$out"
-models=("$root"/../shared/data/models/*.onnx "$root"/../shared/data/models/*.graphmem.json)
+models=("$root"/tests/data/models/*.onnx "$root"/tests/data/models/*.graphmem.json)
 for n in 10000 100000; do
   for s in 1 2 4; do
     file="$out/plan_${n}_s$s.json"

@@ -198,19 +198,13 @@ printf 'id,lower,upper,size\na,3,1,4\n' >"$TMP/bad.csv"
 expect 2 "plan --dsa bad file" "$GM" plan --dsa "$TMP/bad.csv" && has "$TMP/err" "bad.csv:2" "names file and line"
 expect 2 "--dsa with check" "$GM" check "$EX" --dsa "$TMP/bad.csv"
 
-# Real models that nobody here wrote.
-SHARED="$SRC/../shared/data/models"
-for f in "$SRC"/tests/data/models/*; do
+# Real models that nobody here wrote (tests/data/models/README.md says where each comes from).
+for f in "$SRC"/tests/data/models/*.onnx "$SRC"/tests/data/models/*.graphmem.json; do
   expect 0 "plan $(basename "$f")" "$GM" plan "$f" -q
   expect 0 "convert $(basename "$f") to onnx" "$GM" convert "$f" "$TMP/m.onnx" -q
   expect 0 "convert $(basename "$f") to GE" "$GM" convert "$f" "$TMP/m.txt" -q
   expect 0 "convert $(basename "$f") back" "$GM" convert "$TMP/m.onnx" "$TMP/m.json" -q
 done
-if [ -d "$SHARED" ]; then
-  for f in "$SHARED"/*; do
-    expect 0 "plan shared $(basename "$f")" "$GM" plan "$f" -q
-  done
-fi
 
 # Pictures (issue 8): plan --svg / --dot on the embedded example and an ONNX model, check --dot;
 # check --svg refused (no plan); an unwritable path names itself. (Rendering: svg_chromium.sh.)
@@ -253,11 +247,9 @@ run_all() { # run_all LABEL ITERATIONS [MODEL]
   done
 }
 run_all "embedded" 3
-if [ -d "$SHARED" ]; then
-  for f in "$SHARED"/*.graphmem.json "$SHARED"/*.onnx; do
-    [ -e "$f" ] && run_all "$(basename "$f")" 1 "$f"
-  done
-fi
+for f in "$SRC"/tests/data/models/*.graphmem.json "$SRC"/tests/data/models/*.onnx; do
+  run_all "$(basename "$f")" 1 "$f"
+done
 # Loops: carried and stacked outputs (src/ops/op_table.h). Every ONNX backend-test model with a
 # Loop or Scan, and a small Loop of our own, plans to a verified plan and runs clean with the
 # plan on 1 and 4 streams and with the runtime allocator on 4.

@@ -9,8 +9,7 @@
 #   tests/gpu_check.sh [BUILD_DIR]     (default build/, made by `make`; GM_MODELS: the models)
 set -eu
 B=${1:-build}
-M=${GM_MODELS:-../shared/data/models}          # the shared models, beside the checkout
-[ -d "$M" ] || M=shared/data/models             # or inside it
+M=${GM_MODELS:-tests/data/models}              # the models in the tree
 [ -d "$M" ] || { echo "gpu_check: no models in $M (set GM_MODELS)" >&2; exit 2; }
 nvidia-smi -L || { echo "gpu_check: no GPU here" >&2; exit 2; }
 [ -x "$B/tests/test_backend" ] || { echo "gpu_check: $B/tests/test_backend missing (build the tests)" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# valgrind_cli.sh — the command line under Valgrind's memcheck over every shared model and the
+# valgrind_cli.sh — the command line under Valgrind's memcheck over every model in tests/data/models and the
 # embedded example: `plan` (passes, planner in threads, verifier) and `run` (host streams, the
 # executor). Any invalid access or leak fails it. Part of CI (.ci/run).
 #   tests/valgrind_cli.sh GRAPHMEM_BINARY SOURCE_DIR
@@ -24,9 +24,9 @@ check() {
 check "$gm" plan
 check "$gm" run --streams 2 --iterations 2
 check "$gm" run --plan --streams 2 --iterations 2
-for m in "$src"/../shared/data/models/*.onnx "$src"/../shared/data/models/*.graphmem.json; do
+for m in "$src"/tests/data/models/*.onnx "$src"/tests/data/models/*.graphmem.json; do
   check "$gm" plan "$m"
 done
-check "$gm" run "$src/../shared/data/models/control_flow.onnx" --streams 3 --iterations 2
+check "$gm" run "$src/tests/data/models/control_flow.onnx" --streams 3 --iterations 2
 echo "valgrind_cli: $runs runs, $fails failed"
 [ $fails -eq 0 ]
