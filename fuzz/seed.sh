@@ -2,14 +2,14 @@
 # seed.sh — builds the seed corpora of the fuzz targets from the project's real inputs into
 # build/fuzz/corpus/<target>/ (never checked in: the ONNX models alone are 0.5 MB).
 #   fuzz/seed.sh [BUILD_DIR]      (default build/fuzz; run from anywhere)
-# Sources: the shared models, tests/data, the graphs of tests/scenarios/*.json, the embedded
+# Sources: tests/data (its models too), bench/data/dsa, the graphs of tests/scenarios/*.json, the embedded
 # example, the GE dumps and the DSA CSVs (the large traces cut to their first rows). When the
 # release command build/graphmem exists, the valid JSON graphs are also converted to GE text
 # and ONNX, which gives those two readers seeds with every attribute kind the scenarios use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build/fuzz}/corpus
-shared=$root/../shared/data
+shared=$root/bench/data
 rm -rf "$out"
 mkdir -p "$out"/{fuzz_json,fuzz_onnx,fuzz_ge_text,fuzz_dsa_csv,fuzz_pipeline}
 
@@ -23,7 +23,7 @@ graph_of() {
 for f in "$root"/tests/scenarios/*.json; do
   graph_of "$f" >"$out/fuzz_json/scn_$(basename "$f")" || true
 done
-for f in "$shared"/models/*.graphmem.json "$root"/tests/data/models/*.json \
+for f in "$root"/tests/data/models/*.json \
          "$root"/tests/data/plans/*.json "$root"/examples/train_step.json; do
   [ -f "$f" ] && cp "$f" "$out/fuzz_json/$(basename "$f")"
 done
@@ -32,7 +32,7 @@ find "$out/fuzz_json" -size 0 -delete
 # The pipeline target skips inputs over 64 KiB, so they are no seeds for it.
 find "$out/fuzz_json" -type f -size -65536c -exec cp {} "$out/fuzz_pipeline/" \;
 
-for f in "$shared"/models/*.onnx "$root"/tests/data/models/*.onnx; do
+for f in "$root"/tests/data/models/*.onnx; do
   [ -f "$f" ] && cp "$f" "$out/fuzz_onnx/$(basename "$f")"
 done
 cp "$root"/tests/data/ge/*.txt "$out/fuzz_ge_text/"

@@ -412,12 +412,12 @@ static void test_search_nomem(void **state)
     assert_true(saw_ok);
 }
 
-/* A real instance from the shared data, when present: the search must reach LOAD quickly. */
+/* A real instance (bench/data/dsa, MiniMalloc's benchmarks): the search must reach LOAD quickly. */
 static void test_shared_instance(void **state)
 {
     (void)state;
-    const char *path = GM_SHARED_DIR "/data/dsa/minimalloc/challenging/A.1048576.csv";
-    if (access(path, R_OK) != 0) skip();
+    const char *path = GM_SOURCE_DIR "/bench/data/dsa/minimalloc/challenging/A.1048576.csv";
+    if (access(path, R_OK) != 0) fail_msg("%s is missing (the tree's own copy)", path);
     gm_dsa_buffer *b;
     size_t n;
     gm_error err;
