@@ -30,8 +30,14 @@ all: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: all
-	./$(BUILD)/graphmem plan
+# The command alone (its library and the command, not the tests or benchmarks), quietly: the
+# build's output is shown only when it fails.
+run: deps
+	@mkdir -p $(BUILD)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >$(BUILD)/make-run.log 2>&1 && \
+	  cmake --build $(BUILD) -j $(JOBS) --target graphmem_cli >>$(BUILD)/make-run.log 2>&1 || \
+	  { cat $(BUILD)/make-run.log; echo "make run: the build failed (log above, in $(BUILD)/make-run.log)"; exit 1; }
+	@./$(BUILD)/graphmem plan
 
 test: deps test-deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGM_SANITIZE=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null

@@ -1,5 +1,5 @@
 /*
- * gen_graph.c — writes a large, realistic graphmem JSON model (spec/graph-format.md) for the
+ * gen_graph.c — writes a large, realistic graphmem JSON model (docs/graph-format.md) for the
  * load benchmark: one training step of a transformer-like network.
  *
  *   gen_graph --nodes N [--streams S] [--seed K] [-o FILE]

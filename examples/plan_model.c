@@ -6,7 +6,7 @@
  *
  * MODEL is a JSON graph, an ONNX model or a GE text dump (detected from the content); without
  * it the embedded example (a small training step) is planned. PLAN.json, when given, receives
- * the plan in spec/plan-format.md form, which `graphmem verify MODEL PLAN.json` checks.
+ * the plan in docs/plan-format.md form, which `graphmem verify MODEL PLAN.json` checks.
  *
  * Exit status as the graphmem command's: 0 success, 1 the plan did not verify, 2 bad usage or
  * bad input (the message names the file and the place).
@@ -67,7 +67,7 @@ static void print_plan(const gm_model *m, size_t nodes_before, const gm_pass_rep
     }
 }
 
-/* Writes the plan as spec/plan-format.md JSON. */
+/* Writes the plan as docs/plan-format.md JSON. */
 static gm_status write_plan(const gm_model *m, const gm_plan *p, const char *path, gm_error *err)
 {
     char *text = NULL;

@@ -1,5 +1,5 @@
 /*
- * scenario_check.c — checks one scenario file (spec/scenario-format.md): validates the file's
+ * scenario_check.c — checks one scenario file (docs/scenario-format.md): validates the file's
  * own shape, reads its graph with the JSON reader, runs the passes it names and evaluates each
  * expectation on the model that comes out. Every problem becomes one line of text in a buffer,
  * so the driver (test_scenarios.c, which #includes this file; tests/CMakeLists.txt builds each
@@ -445,7 +445,7 @@ static void scn_validate(scn_ctx *c, const cJSON *root)
     }
 
     v = cJSON_GetObjectItemCaseSensitive(root, "graph");
-    if (!cJSON_IsObject(v)) scn_fail(c, "\"graph\": required, an object (spec/graph-format.md)");
+    if (!cJSON_IsObject(v)) scn_fail(c, "\"graph\": required, an object (docs/graph-format.md)");
 
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expect");
     if (!cJSON_IsObject(ex)) {

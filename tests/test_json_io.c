@@ -1180,6 +1180,62 @@ static void test_read_file_errors(void **state)
     free(dir);
 }
 
+/* Files written together, all or none (gm_files): nothing shows before the commit, a failure
+ * of a later file leaves the earlier ones unwritten, and no temporary file stays behind. */
+static void test_file_set(void **state)
+{
+    (void)state;
+    char *dir = make_temp_dir();
+    char a[512], b[512];
+    gm_error err;
+    gm_error_clear(&err);
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.svg", dir);
+    gm_files *fs = gm_files_new();
+    assert_non_null(fs);
+    assert_int_equal(gm_files_add(fs, a, "A", 1, &err), GM_OK);
+    assert_int_equal(gm_files_add(fs, b, "B", 1, &err), GM_OK);
+    assert_int_equal(access(a, F_OK), -1); /* staged, not there yet */
+    assert_int_equal(gm_files_commit(fs, &err), GM_OK);
+    gm_files_free(fs);
+    char *got = read_whole(a);
+    assert_string_equal(got, "A");
+    free(got);
+    got = read_whole(b);
+    assert_string_equal(got, "B");
+    free(got);
+    assert_int_equal(dir_entries(dir), 2);
+
+    /* The second output fails (its directory is missing): the first, staged, is never written
+     * and the set removes its temporary file. */
+    fs = gm_files_new();
+    assert_int_equal(gm_files_add(fs, a, "new A", 5, &err), GM_OK);
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/none/c.dot", dir);
+    assert_int_equal(gm_files_add(fs, missing, "C", 1, &err), GM_ERR_IO);
+    assert_non_null(strstr(err.message, "cannot write: no directory"));
+    gm_files_free(fs);
+    got = read_whole(a);
+    assert_string_equal(got, "A");
+    free(got);
+    assert_int_equal(dir_entries(dir), 2);
+
+    /* A device is written at the commit, in place. */
+    fs = gm_files_new();
+    assert_int_equal(gm_files_add(fs, "/dev/null", "x", 1, &err), GM_OK);
+    assert_int_equal(gm_files_commit(fs, &err), GM_OK);
+    gm_files_free(fs);
+    /* A directory is not a file to write. */
+    fs = gm_files_new();
+    assert_int_equal(gm_files_add(fs, dir, "x", 1, &err), GM_ERR_IO);
+    assert_non_null(strstr(err.message, "is a directory"));
+    gm_files_free(fs);
+    unlink(a);
+    unlink(b);
+    rmdir(dir);
+    free(dir);
+}
+
 static void test_write_file(void **state)
 {
     (void)state;
@@ -1206,7 +1262,7 @@ static void test_write_file(void **state)
 
     /* A directory that does not exist: a clear error. */
     assert_int_equal(gm_write_file("/nonexistent/graphmem/out.json", "x", 1, &err), GM_ERR_IO);
-    assert_string_equal(err.message, "/nonexistent/graphmem/out.json: cannot write: No such file or directory");
+    assert_string_equal(err.message, "/nonexistent/graphmem/out.json: cannot write: no directory '/nonexistent/graphmem'");
 
     /* A write that fails half-way (the file size limit: root is bound by it too) leaves the
      * old file whole and no temporary file. */
@@ -1356,6 +1412,7 @@ int main(void)
         cmocka_unit_test(test_big_text_scans),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_write_file),
+        cmocka_unit_test(test_file_set),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_embedded_example),
     };

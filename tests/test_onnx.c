@@ -279,17 +279,40 @@ static void test_control_flow(void **state)
     assert_int_equal(gm_node_output_count(loop1), 2);
     assert_shape(loop1, 1, GM_DT_INT64, 0);
 
-    /* Only the symbolic input dim "T" stays unknown (x and its copy in the body). */
+    /* Only the symbolic input dim "T" stays unknown (x and its copy in the body), and the
+     * model says so: the input's dims left open, not the names inference derives. */
     assert_int_equal(unknown_tensors(m, NULL), 2);
+    assert_string_equal(gm_model_unfixed_dims(m), "T");
     check_stable(m);
     gm_model_free(m);
 
-    /* --dims fixes it: then everything is static. */
+    /* --dims fixes it: then everything is static, and nothing is open. */
     const char *dims[] = {"T=5", NULL};
     m = read_model("control_flow.onnx", dims);
     assert_shape(gm_model_find_node(m, "x"), 0, GM_DT_FLOAT, 3, 5, 4, 64);
     assert_int_equal(unknown_tensors(m, NULL), 0);
+    assert_null(gm_model_unfixed_dims(m));
     gm_model_free(m);
+
+    /* A name the model lacks is refused, naming those it has; a name it has on an output
+     * (one inference derives) is accepted. */
+    char path[512];
+    snprintf(path, sizeof path, MODELS "control_flow.onnx");
+    gm_error err;
+    const char *misspelt[] = {"T=5", "TT=5", NULL};
+    m = NULL;
+    assert_int_equal(gm_model_read_file_dims(path, misspelt, &m, &err), GM_ERR_INPUT);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "dim 'TT=5': the model has no symbolic dim 'TT' (its symbolic dims: T, "));
+    const char *derived[] = {"T=5", "Gemm67_dim_0=3", NULL};
+    m = read_model("control_flow.onnx", derived);
+    assert_null(gm_model_unfixed_dims(m));
+    gm_model_free(m);
+    /* Other formats have no symbolic dims: a dim given for one is an error, not ignored. */
+    const char *t5[] = {"T=5", NULL};
+    assert_int_equal(gm_model_read_file_dims(GM_TEST_DATA_DIR "/models/mlp_train_step.graphmem.json", t5, &m, &err),
+                     GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "a json model has no symbolic dims"));
 }
 
 /* ---- shape inference on its own: the exporter's value_info removed ------------------------- */
@@ -975,7 +998,7 @@ static void test_bad_inputs(void **state)
     gm_error err;
     m = NULL;
     assert_int_equal(gm_model_read_onnx(b, len, "tiny.onnx", dims, &m, &err), GM_ERR_INPUT);
-    assert_non_null(strstr(err.message, "dims 'T5'"));
+    assert_non_null(strstr(err.message, "dim 'T5': expected NAME=VALUE, VALUE a whole number >= 0"));
     assert_null(m);
     free(b);
 }

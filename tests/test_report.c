@@ -2,7 +2,10 @@
  * test_report.c — the pictures (graphmem/report.h): the memory timeline SVG of the embedded
  * example has one box per symbol with its title, the lower-bound line and the peak sit where
  * the geometry says, a 50,000-symbol plan is aggregated into a bounded file, bad plans are
- * refused naming the place, and the DOT graph has its clusters, highlights and escapes.
+ * refused naming the place, and the DOT graph has its clusters, highlights and escapes. Issue
+ * 26: Const/Data/Variable positions get no column, the largest tensors are labelled in their
+ * boxes (or beside them), and the DOT draws a clean node's control edges as one bundle, its
+ * legend first and its trunk straight.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -377,6 +380,200 @@ static void test_dot_escapes(void **state)
     gm_model_free(m);
 }
 
+static gm_model *model_of(const char *json)
+{
+    gm_error err;
+    gm_model *m = NULL;
+    if (gm_model_read_json(json, strlen(json), "test.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    return m;
+}
+
+static bool is_source_type(const char *type)
+{
+    return !strcmp(type, "Data") || !strcmp(type, "Const") || !strcmp(type, "Variable") || !strcmp(type, "RefData");
+}
+
+/* The embedded example's 15 Const/Data/Variable positions (7 in the root, 8 in its bodies) get
+ * no column: its lanes show the 33 computing nodes only; without the model nothing is folded. */
+static void test_svg_folds_sources(void **state)
+{
+    (void)state;
+    planned p;
+    plan_embedded(&p);
+    cJSON *j = cJSON_Parse(p.plan->text);
+    size_t order = 0, computing = 0;
+    for (const cJSON *e = cJSON_GetObjectItem(j, "order")->child; e; e = e->next, order++) {
+        const gm_node *n = gm_model_find_node(p.m, e->valuestring);
+        assert_non_null(n);
+        computing += !is_source_type(gm_node_type(n));
+    }
+    assert_int_equal(order, 48);
+    assert_int_equal(computing, 33);
+    char *svg = svg_of(p.m, p.plan->text, NULL, NULL);
+    assert_non_null(strstr(svg, "48 positions, 15 of them Const/Data/Variable, folded"));
+    assert_int_equal(count(svg, "<rect class=\"n\" x=") + count(svg, "<rect class=\"ni\" x="), computing);
+    assert_null(strstr(svg, " (Data), stream"));
+    assert_null(strstr(svg, " (Const), stream"));
+    assert_null(strstr(svg, " (Variable), stream"));
+    assert_non_null(strstr(svg, "execution position (Const/Data/Variable positions folded)"));
+    gm_report_free(svg);
+    svg = svg_of(NULL, p.plan->text, NULL, NULL);
+    assert_null(strstr(svg, "folded"));
+    gm_report_free(svg);
+    cJSON_Delete(j);
+    planned_free(&p);
+}
+
+/* A weight, an input, then three computing nodes: the boxes span the computing nodes' columns
+ * (a third of the width each), a tensor a source hands over starting at the next computing
+ * node's column; the axis names plan positions. */
+static void test_svg_fold_geometry(void **state)
+{
+    (void)state;
+    gm_model *m = model_of("{\"graphmem\":1,\"name\":\"fold\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+                           "{\"name\":\"w\",\"type\":\"Const\",\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+                           "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+                           "{\"name\":\"a\",\"type\":\"Add\",\"inputs\":[\"x:0\",\"w:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+                           "{\"name\":\"b\",\"type\":\"Relu\",\"inputs\":[\"a:0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]},"
+                           "{\"name\":\"o\",\"type\":\"NetOutput\",\"inputs\":[\"b:0\"]}]}]}");
+    const char *plan =
+        "{\"graphmem_plan\":1,\"model\":\"fold\",\"order\":[\"w\",\"x\",\"a\",\"b\",\"o\"],"
+        "\"regions\":[{\"name\":\"feature_map\",\"memory_type\":\"hbm\",\"size\":4096}],\"symbols\":["
+        "{\"id\":\"x_out_0\",\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":0,\"size\":1024,\"lifetime\":[1,2]},"
+        "{\"id\":\"a_out_0\",\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":1024,\"size\":1024,\"lifetime\":[2,3]},"
+        "{\"id\":\"b_out_0\",\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":2048,\"size\":1024,\"lifetime\":[3,4]}]}";
+    char *svg = svg_of(m, plan, NULL, NULL);
+    double fx = attr_after(svg, "<rect class=\"frame\"", "x"), fw = attr_after(svg, "<rect class=\"frame\"", "width");
+    struct {
+        const char *title;
+        double x, w;
+    } want[] = {{"<title>x_out_0\n", 0, 1}, {"<title>a_out_0\n", 0, 2}, {"<title>b_out_0\n", 1, 2}};
+    for (size_t i = 0; i < 3; i++) {
+        const char *r = strstr(svg, want[i].title);
+        assert_non_null(r);
+        while (strncmp(r, "<rect ", 6) != 0) r--;
+        assert_true(fabs(attr_after(r, "<rect", "x") - (fx + fw * want[i].x / 3)) < 0.06);
+        assert_true(fabs(attr_after(r, "<rect", "width") - fw * want[i].w / 3) < 0.06);
+    }
+    assert_non_null(strstr(svg, "5 positions, 2 of them Const/Data/Variable, folded"));
+    assert_int_equal(count(svg, "<rect class=\"n\" x="), 3); /* a, b, o */
+    assert_non_null(strstr(svg, "<title>2: a (Add), stream 0</title>"));
+    /* the first tick is column 0, position 2 (a) */
+    assert_non_null(strstr(svg, "text-anchor=\"middle\">2</text>"));
+    assert_null(strstr(svg, "text-anchor=\"middle\">0</text>"));
+    gm_report_free(svg);
+    gm_model_free(m);
+}
+
+/* The largest tensors by bytes get a label in their box, name (less "_out_0") and size; a long
+ * name is cut from the left; one 32 times smaller than the largest gets none. */
+static void test_svg_labels(void **state)
+{
+    (void)state;
+    const char *plan =
+        "{\"graphmem_plan\":1,\"model\":\"labels\",\"order\":[\"a\",\"b\",\"c\",\"d\"],"
+        "\"regions\":[{\"name\":\"feature_map\",\"memory_type\":\"hbm\",\"size\":4096}],\"symbols\":["
+        "{\"id\":\"tiny_out_0\",\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":3072,\"size\":16,\"lifetime\":[1,3]},"
+        "{\"id\":\"a/very/long/path/of/modules/that/goes/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/&end_out_0\","
+        "\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":2048,\"size\":1024,\"lifetime\":[0,0]},"
+        "{\"id\":\"big_tensor_out_0\",\"region\":\"feature_map\",\"memory_type\":\"hbm\",\"offset\":0,\"size\":2048,"
+        "\"lifetime\":[0,3]}]}";
+    char *svg = svg_of(NULL, plan, NULL, NULL);
+    assert_int_equal(count(svg, "<g class=\"label\">"), 2);
+    /* the largest first: two lines in its box, at its top left */
+    const char *g = strstr(svg, "<g class=\"label\">");
+    assert_non_null(strstr(g, ">big_tensor</text><text class=\"lbl\""));
+    assert_true(strstr(g, "<tspan class=\"lsz\">2 KiB</tspan>") < strstr(g, "</g>"));
+    const char *box = strstr(svg, "<title>big_tensor_out_0\n");
+    while (strncmp(box, "<rect ", 6) != 0) box--;
+    double bx = attr_after(box, "<rect", "x"), by = attr_after(box, "<rect", "y");
+    double bw = attr_after(box, "<rect", "width"), bh = attr_after(box, "<rect", "height");
+    double tx = attr_after(g, "<rect class=\"lbg\"", "x"), ty = attr_after(g, "<rect class=\"lbg\"", "y");
+    double tw = attr_after(g, "<rect class=\"lbg\"", "width"), th = attr_after(g, "<rect class=\"lbg\"", "height");
+    assert_true(tx > bx && ty > by && tx + tw < bx + bw && ty + th < by + bh);
+    /* the long name: its end, escaped, after an ellipsis */
+    const char *cut = strstr(svg, ">\xe2\x80\xa6");
+    assert_non_null(cut);
+    assert_non_null(strstr(cut, "/&amp;end"));
+    assert_null(strstr(svg, "\">a/very/long")); /* only in its title */
+    assert_null(strstr(svg, "\">tiny"));
+    assert_int_equal(count(svg, "<rect class=\"b "), 3); /* labels are no boxes */
+    gm_report_free(svg);
+}
+
+/* The clean node's 13 control edges: one edge to a junction point, which fans out to each; the
+ * legend before the first node, so Graphviz puts it at the left. */
+static void test_dot_bundle_and_legend(void **state)
+{
+    (void)state;
+    planned p;
+    plan_embedded(&p);
+    gm_error err;
+    char *dot = NULL;
+    assert_int_equal(gm_report_dot_graph(p.m, &p.rep, &dot, NULL, &err), GM_OK);
+    dot_parse_check(dot);
+    const gm_node *clean = gm_model_find_node(p.m, "atomic_addr_clean");
+    assert_non_null(clean);
+    size_t k = gm_node_control_output_count(clean);
+    assert_int_equal(k, 13);
+    char want[128];
+    long long id = (long long)gm_node_topo_id(clean);
+    snprintf(want, sizeof want, "  n%lld -> ", id);
+    assert_int_equal(count(dot, want), 1);
+    snprintf(want, sizeof want, "  n%lld -> j%lld [style=dashed, arrowhead=none, label=\" 13 control edges\"", id, id);
+    assert_non_null(strstr(dot, want));
+    snprintf(want, sizeof want, "  j%lld [shape=point", id);
+    assert_non_null(strstr(dot, want));
+    snprintf(want, sizeof want, "  j%lld -> n", id);
+    assert_int_equal(count(dot, want), k);
+    assert_non_null(strstr(dot, "rankdir=TB"));
+    assert_true(strstr(dot, "subgraph cluster_legend") < strstr(dot, "  n0 [label="));
+    assert_non_null(strstr(dot, "label=\"control edges, bundled\""));
+    gm_report_free(dot);
+    planned_free(&p);
+}
+
+/* A residual block: the nodes every path passes (a, add, r, out) are the trunk, in one group
+ * and tied by invisible edges; the branch (b, c) and the Data are not. */
+static void test_dot_trunk(void **state)
+{
+    (void)state;
+#define T4 "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[4]}]"
+    gm_model *m = model_of("{\"graphmem\":1,\"name\":\"res\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+                           "{\"name\":\"x\",\"type\":\"Data\",\"attrs\":{\"index\":0}," T4 "},"
+                           "{\"name\":\"a\",\"type\":\"Relu\",\"inputs\":[\"x:0\"]," T4 "},"
+                           "{\"name\":\"b\",\"type\":\"Relu\",\"inputs\":[\"a:0\"]," T4 "},"
+                           "{\"name\":\"c\",\"type\":\"Relu\",\"inputs\":[\"b:0\"]," T4 "},"
+                           "{\"name\":\"add\",\"type\":\"Add\",\"inputs\":[\"c:0\",\"a:0\"]," T4 "},"
+                           "{\"name\":\"r\",\"type\":\"Relu\",\"inputs\":[\"add:0\"]," T4 "},"
+                           "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"r:0\"]}]}]}");
+#undef T4
+    gm_error err;
+    char *dot = NULL;
+    assert_int_equal(gm_report_dot_graph(m, NULL, &dot, NULL, &err), GM_OK);
+    dot_parse_check(dot);
+    static const char *const names[] = {"x", "a", "b", "c", "add", "r", "out"};
+    static const bool trunk[] = {false, true, false, false, true, true, true};
+    for (size_t i = 0; i < 7; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "  n%lld [label=\"", (long long)gm_node_topo_id(gm_model_find_node(m, names[i])));
+        const char *decl = strstr(dot, want);
+        assert_non_null(decl);
+        const char *grp = strstr(decl, "group=trunk"), *eol = strchr(decl, '\n');
+        if ((grp && grp < eol) != trunk[i]) fail_msg("%s: trunk %d expected", names[i], trunk[i]);
+    }
+    char want[96];
+    snprintf(want, sizeof want, "  n%lld -> n%lld [style=invis", (long long)gm_node_topo_id(gm_model_find_node(m, "a")),
+             (long long)gm_node_topo_id(gm_model_find_node(m, "add")));
+    assert_non_null(strstr(dot, want));
+    assert_int_equal(count(dot, "[style=invis, weight="), 3); /* a-add, add-r, r-out */
+    /* the Data's edge pulls nothing; the Data is drawn small */
+    assert_non_null(strstr(dot, "[weight=0, tooltip=\"x:out0 -> a:in0\"]"));
+    assert_non_null(strstr(dot, "label=\"x\\nData\", color=\"#1f77b4\", fontsize=8"));
+    gm_report_free(dot);
+    gm_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +584,11 @@ int main(void)
         cmocka_unit_test(test_svg_bad_plans),
         cmocka_unit_test(test_dot_embedded),
         cmocka_unit_test(test_dot_escapes),
+        cmocka_unit_test(test_svg_folds_sources),
+        cmocka_unit_test(test_svg_fold_geometry),
+        cmocka_unit_test(test_svg_labels),
+        cmocka_unit_test(test_dot_bundle_and_legend),
+        cmocka_unit_test(test_dot_trunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * test_scenarios.c — runs every JSON file in tests/scenarios (spec/scenario-format.md), checks its
+ * test_scenarios.c — runs every JSON file in tests/scenarios (docs/scenario-format.md), checks its
  * expectations, then tests the harness itself (unknown keys, types, each kind of expectation)
  * with inline scenarios and a fake pass run that edits the graph, so that a harness bug cannot
  * make the scenario suite pass vacuously.

@@ -40,6 +40,8 @@ void gm_dsa_free(gm_dsa_buffer *b);
 /* Writes id,lower,upper,size,offset (plus alignment when any buffer has one) to path, safely
  * (a temporary file renamed over it); GM_ERR_IO when it cannot. */
 gm_status gm_dsa_write_csv(const char *path, const gm_dsa_buffer *b, size_t n, gm_error *err);
+/* The CSV gm_dsa_write_csv writes, as malloc'ed text (free() it). */
+gm_status gm_dsa_csv_text(const gm_dsa_buffer *b, size_t n, char **text, size_t *len, gm_error *err);
 
 /* LOAD: the largest total size alive at one time. No packing can be lower. O(n log n). */
 int64_t gm_dsa_lower_bound(const gm_dsa_buffer *b, size_t n);

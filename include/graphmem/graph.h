@@ -159,6 +159,12 @@ const char *gm_model_name(const gm_model *m);
 const char *gm_model_source(const gm_model *m);
 /* Copies path (GM_ERR_NOMEM when out of memory). */
 gm_status gm_model_set_source(gm_model *m, const char *path);
+/* The symbolic dims (ONNX dim_param names) of the model's inputs the reader was not given a
+ * value for, as "a, b", or NULL when there are none: what depends on them is sized at run time
+ * (dynamic), so a command can tell its user which `--dim NAME=VALUE` would make it static. */
+const char *gm_model_unfixed_dims(const gm_model *m);
+/* Copies names (NULL or "" clears); GM_ERR_NOMEM when out of memory. */
+gm_status gm_model_set_unfixed_dims(gm_model *m, const char *names);
 
 /* A hint for builders that know how many nodes are coming: sizes the name map once. */
 gm_status gm_model_reserve_nodes(gm_model *m, size_t nodes);
@@ -185,7 +191,7 @@ size_t gm_model_node_count(const gm_model *m);
 gm_node *gm_model_node_at(const gm_model *m, size_t topo_index);
 
 /* Resolves the names given while building (inputs, control inputs, subgraphs, parents),
- * validates the model (every error of spec/graph-format.md) and computes the topological
+ * validates the model (every error of docs/graph-format.md) and computes the topological
  * order. Must be called after building and after a batch of edits. */
 gm_status gm_model_finalize(gm_model *m, gm_error *err);
 /* Recomputes the topological order after edits (the edits keep names resolved). */

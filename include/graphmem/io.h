@@ -21,7 +21,7 @@ extern "C" {
 /* Model file formats. */
 typedef enum gm_format {
     GM_FORMAT_UNKNOWN = 0,
-    GM_FORMAT_JSON,    /* spec/graph-format.md */
+    GM_FORMAT_JSON,    /* docs/graph-format.md */
     GM_FORMAT_ONNX,    /* ONNX ModelProto (protobuf) */
     GM_FORMAT_GE_TEXT, /* GE text dump: text-format ge.proto.ModelDef */
 } gm_format;
@@ -40,6 +40,17 @@ gm_status gm_read_file(const char *path, char **data, size_t *len, gm_error *err
 /* Writes a whole file safely: to a temporary file beside it, then renamed over the target, so
  * a failure never leaves the user's file half-written. */
 gm_status gm_write_file(const char *path, const void *data, size_t len, gm_error *err);
+/* Files written together, all or none. gm_files_add writes each beside its target under a
+ * temporary name (flushed to disk; a missing directory or a read-only one fails here, naming
+ * the path), gm_files_commit renames them all into place, and gm_files_free removes what was
+ * not committed. A command stages each output as it makes it and commits once everything has
+ * succeeded, so a command that fails writes nothing. Devices and pipes (/dev/stdout) cannot be
+ * renamed over: their bytes are kept and written at the commit. */
+typedef struct gm_files gm_files;
+gm_files *gm_files_new(void); /* NULL when out of memory */
+gm_status gm_files_add(gm_files *fs, const char *path, const void *data, size_t len, gm_error *err);
+gm_status gm_files_commit(gm_files *fs, gm_error *err);
+void gm_files_free(gm_files *fs);
 
 /* Reads, detects, parses and finalizes. */
 gm_status gm_model_read_file(const char *path, gm_model **out, gm_error *err);
@@ -50,7 +61,7 @@ gm_status gm_model_read_file_dims(const char *path, const char *const *dims, gm_
  * error messages. */
 gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
                                gm_model **out, gm_error *err);
-/* The JSON reader (spec/graph-format.md). */
+/* The JSON reader (docs/graph-format.md). */
 gm_status gm_model_read_json(const char *text, size_t len, const char *source, gm_model **out,
                              gm_error *err);
 /* The ONNX reader (src/io/onnx_read.c): ModelProto bytes; If/Loop/Scan bodies become
@@ -66,13 +77,15 @@ gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source
 gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_error *err);
 gm_status gm_model_write_ge_text(const gm_model *m, char **text, size_t *len, gm_error *err);
 
-/* The embedded example of spec/cli.md (examples/train_step.json compiled in). */
+/* The embedded example of docs/cli.md (examples/train_step.json compiled in). */
 gm_status gm_model_read_embedded_example(gm_model **out, gm_error *err);
 /* Source name used for the embedded example in messages. */
 #define GM_EMBEDDED_EXAMPLE_NAME "<embedded example>"
 
 /* Serializes in `fmt` (GM_FORMAT_UNKNOWN: from the path). */
 gm_status gm_model_write_file(const gm_model *m, const char *path, gm_format fmt, gm_error *err);
+/* The bytes gm_model_write_file would write for fmt (GM_FORMAT_UNKNOWN: JSON); free() them. */
+gm_status gm_model_write_buffer(const gm_model *m, gm_format fmt, void **data, size_t *len, gm_error *err);
 /* JSON text, nodes of each graph in planning (topological) order; *text is malloc'ed. */
 gm_status gm_model_write_json(const gm_model *m, char **text, size_t *len, gm_error *err);
 

@@ -45,7 +45,7 @@ bool gm_pass_from_name(const char *name, gm_pass_id *out);
  * unknown name is GM_ERR_USAGE naming it. */
 gm_status gm_pass_set_parse(const char *list, gm_pass_set *out, gm_error *err);
 
-/* One node a pass inserted, and why (the plan's "inserted" list, spec/plan-format.md). */
+/* One node a pass inserted, and why (the plan's "inserted" list, docs/plan-format.md). */
 typedef struct gm_inserted_node {
     char *node, *type, *graph;
     gm_pass_id pass;

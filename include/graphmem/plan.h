@@ -1,5 +1,5 @@
 /*
- * graphmem/plan.h — memory plans (spec/plan-format.md): the planner, which builds one, and the
+ * graphmem/plan.h — memory plans (docs/plan-format.md): the planner, which builds one, and the
  * verifier, which checks any plan file against a model on its own.
  *
  * Both only read the model (const): several plans or verdicts may be made from one model on
@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* ---- the verifier (src/plan/verify.c) ------------------------------------------------------
- * Checks a plan file against a model by the execution model of spec/plan-format.md, on its
+ * Checks a plan file against a model by the execution model of docs/plan-format.md, on its
  * own: it shares only the model reader with the planner (it never builds the planner's
  * symbol table), so a planner bug cannot hide itself. A plan that parses but is wrong is a
  * verdict with problems, not an error; a file that is not JSON or not plan-format version 1 is
@@ -78,6 +78,10 @@ typedef struct gm_plan_verdict {
     int64_t extent_bytes;      /* memory the plan needs: per region its symbols' largest end */
     int64_t region_bytes;      /* sum of the regions' sizes */
     size_t overlap_checks;     /* address-overlapping pairs whose order was tested */
+    char plan_model[256];      /* the model the plan names ("model"), "" when it names none */
+    size_t order_nodes;        /* entries of the plan's "order" */
+    size_t order_unknown;      /* of them, naming no node of the model: most of them, or another
+                                  plan_model, is a plan for another model, told before its problems */
 } gm_plan_verdict;
 
 /* True when the plan has no problem at all. */
@@ -137,7 +141,7 @@ void gm_plan_strategy_names(char *buf, size_t cap);
 /* Fills *o with the defaults above. */
 void gm_plan_options_init(gm_plan_options *o);
 
-/* The regions a plan places symbols in (spec/plan-format.md). */
+/* The regions a plan places symbols in (docs/plan-format.md). */
 typedef enum gm_plan_region_kind {
     GM_PLAN_R_FEATURE_MAP = 0, /* reused memory, one per memory type */
     GM_PLAN_R_ZERO_COPY,       /* user inputs and outputs */
@@ -247,7 +251,7 @@ gm_status gm_plan_build(const gm_model *m, const gm_plan_options *o, gm_plan **o
 struct gm_symbols;
 gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, struct gm_symbols *symbols,
                                 gm_plan **out, gm_error *err);
-/* Writes p as spec/plan-format.md JSON (malloc'd, NUL-terminated; *len without the NUL). */
+/* Writes p as docs/plan-format.md JSON (malloc'd, NUL-terminated; *len without the NUL). */
 gm_status gm_plan_write_json(const gm_model *m, const gm_plan *p, char **text, size_t *len, gm_error *err);
 /* Frees the plan and everything it owns; NULL is a no-op. */
 void gm_plan_free(gm_plan *p);

@@ -22,15 +22,20 @@ extern "C" {
  * What it draws, as standalone SVG 1.1:
  *  - one panel per region of the plan that has addresses (feature map per memory type, zero
  *    copy, fixed; the dynamic region has none and is only counted), labelled with its name,
- *    memory type, size and symbol count. In a panel the execution position runs across
- *    (0 .. the length of the plan's "order") and the address up (0 .. the region's size);
+ *    memory type, size and symbol count. In a panel the execution positions run across, one
+ *    column each except the Const, Data and Variable nodes', which are folded (they compute
+ *    nothing, and in a model with weights they would take half the width; the title says how
+ *    many, the ticks keep the plan's position numbers), and the address up (0 .. the region's
+ *    size);
  *    <rect class="frame"> is the plot area, so address a of a panel whose frame is at y, height
  *    h and whose region has size S is drawn at y + h - a * h / S;
  *  - one box per symbol (<rect class="b ...">): x from its lifetime's first position to past
  *    its last, y its [offset, offset + size); coloured by region and memory type; a copy that a
  *    pass inserted (the symbol's producer is in the plan's "inserted") is hatched and outlined;
  *    each box has a <title> naming the symbol, its region, offset, size, lifetime (positions
- *    and nodes), streams and anchors;
+ *    and nodes), streams and anchors; the largest boxes (up to 12 a feature-map panel, 6 in the
+ *    others, none under 1/32 of the largest) carry a tag with their name and size, inside the
+ *    box or beside it, so that a screenshot says which box is which;
  *  - continuous groups (nodes with continuous_input/_output or their no-padding forms) as a
  *    dashed outline around their members (<rect class="grp">);
  *  - in each feature-map panel, the lower bound as a horizontal line (<line class="lb">): the
@@ -54,7 +59,7 @@ typedef struct gm_svg_options {
 
 void gm_svg_options_init(gm_svg_options *o);
 
-/* Draws the plan JSON `plan` (len bytes, spec/plan-format.md; normally gm_plan.text, the plan
+/* Draws the plan JSON `plan` (len bytes, docs/plan-format.md; normally gm_plan.text, the plan
  * the planner verified) against m, the model after the passes (node types, streams,
  * continuous groups; NULL: drawn without stream lanes and groups). o NULL: defaults.
  * Errors: GM_ERR_INPUT naming `source` and the field when the plan is not plan JSON version 1
@@ -63,9 +68,12 @@ gm_status gm_report_svg_timeline(const gm_model *m, const char *plan, size_t len
                                  const gm_svg_options *o, char **svg, size_t *svg_len, gm_error *err);
 
 /* ---- the graph (src/report/dot_graph.c) --------------------------------------------------------
- * What it draws, as a Graphviz digraph: every node labelled with its name and type, its outline
- * coloured by its stream (a legend cluster names the streams); data edges solid, control edges
- * dashed; each subgraph (a While/If/Case body) as a cluster, with a dotted edge from its parent
+ * What it draws, as a Graphviz digraph laid out top to bottom: every node labelled with its
+ * name and type (Const and Data small), its outline coloured by its stream (a legend, declared
+ * first so that it sits at the top left, names the streams); the nodes every data path passes
+ * through in one straight column; data edges solid, control edges dashed, and a node with 4 or
+ * more control edges (a clean node's) drawn as one edge to a junction labelled with their count
+ * that fans out; each subgraph (a While/If/Case body) as a cluster, with a dotted edge from its parent
  * node into it; the nodes the passes inserted filled with one colour per pass, their tooltip
  * the pass and its reason; the edges those insertions cut and rewired (into and out of an
  * inserted node) red and bold. Names are quoted and escaped, so any name is safe.

@@ -1,5 +1,5 @@
 /*
- * happens_before.h — the planner's view of time across streams (spec/plan-format.md, "The
+ * happens_before.h — the planner's view of time across streams (docs/plan-format.md, "The
  * execution model"): which accesses are ordered by data edges, control edges and per-stream
  * program order, and from that a symbol's lifetime that is safe to pack as a plain interval.
  *

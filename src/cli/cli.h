@@ -61,8 +61,29 @@ void gm_cli_usage(const char *cmd);
 void gm_cli_progress_start(const gm_cli_opts *o, const char *stage);
 void gm_cli_progress_stage(const char *stage);
 void gm_cli_progress_stop(void);
-/* Prints j (taking it) as JSON on stdout; 0, or the exit code of running out of memory. */
+/* The files a command writes, all or none (outputs.c): begin checks what o names before any
+ * work (no output is an input or another output, each directory exists); add stages one
+ * output (nothing is visible yet); commit puts them all in place; end removes whatever was not
+ * committed, so every path out of a command calls it. */
+typedef struct gm_files gm_files;
+typedef struct gm_cli_outputs {
+    gm_files *files;
+    struct {
+        const char *path, *what;
+        size_t bytes;
+    } v[4];
+    int n;
+} gm_cli_outputs;
+gm_status gm_cli_outputs_begin(gm_cli_outputs *out, const gm_cli_opts *o, gm_error *err);
+gm_status gm_cli_outputs_add(gm_cli_outputs *out, const char *path, const char *what, const void *data, size_t len,
+                             gm_error *err);
+gm_status gm_cli_outputs_commit(gm_cli_outputs *out, gm_error *err);
+/* "wrote PATH (WHAT, N bytes)" per output, unless -q; _json adds the list as "wrote". */
+void gm_cli_outputs_print(const gm_cli_outputs *out, const gm_cli_opts *o);
 typedef struct cJSON cJSON;
+void gm_cli_outputs_json(const gm_cli_outputs *out, cJSON *j);
+void gm_cli_outputs_end(gm_cli_outputs *out);
+/* Prints j (taking it) as JSON on stdout; 0, or the exit code of running out of memory. */
 int gm_cli_print_json(cJSON *j);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);

@@ -1,6 +1,7 @@
 /* cmd_convert.c — `graphmem convert IN OUT`: read any format, write the one OUT names (or --to). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
 #include "graphmem/io.h"
@@ -20,12 +21,23 @@ int gm_cmd_convert(const gm_cli_opts *o)
                      "convert: cannot tell the format of '%s' from its name (.json, .onnx, .txt); use --to", out_path);
         return gm_cli_fail(&err);
     }
+    gm_cli_outputs outs;
+    if (gm_cli_outputs_begin(&outs, o, &err) != GM_OK) return gm_cli_fail(&err);
     gm_model *m = NULL;
     gm_cli_progress_start(o, "reading the model");
-    if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
-    gm_cli_progress_stage("writing");
-    gm_status st = gm_model_write_file(m, out_path, fmt, &err);
-    size_t nodes = gm_model_node_count(m);
+    gm_status st = gm_cli_load(o, false, &m, &err);
+    size_t nodes = 0;
+    if (st == GM_OK) {
+        gm_cli_progress_stage("writing");
+        void *bytes = NULL;
+        size_t n = 0;
+        st = gm_model_write_buffer(m, fmt, &bytes, &n, &err);
+        if (st == GM_OK) st = gm_cli_outputs_add(&outs, out_path, gm_format_name(fmt), bytes, n, &err);
+        if (st == GM_OK) st = gm_cli_outputs_commit(&outs, &err);
+        free(bytes);
+        nodes = gm_model_node_count(m);
+    }
+    gm_cli_outputs_end(&outs);
     gm_model_free(m);
     gm_cli_progress_stop();
     if (st != GM_OK) return gm_cli_fail(&err);

@@ -22,9 +22,14 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
 {
     gm_error err;
     gm_error_clear(&err);
+    gm_cli_outputs outs;
+    if (gm_cli_outputs_begin(&outs, o, &err) != GM_OK) return gm_cli_fail(&err);
     gm_dsa_buffer *b = NULL;
     size_t n = 0;
-    if (gm_dsa_read_csv(o->dsa, &b, &n, &err) != GM_OK) return gm_cli_fail(&err);
+    if (gm_dsa_read_csv(o->dsa, &b, &n, &err) != GM_OK) {
+        gm_cli_outputs_end(&outs);
+        return gm_cli_fail(&err);
+    }
     int64_t lb = gm_dsa_lower_bound(b, n), fit = 0, best = 0;
     double t0 = now_ms();
     gm_status st = gm_dsa_best_fit(b, n, &fit, &err);
@@ -35,8 +40,16 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
     double t2 = now_ms();
     char why[512] = "";
     bool ok = st == GM_OK && gm_dsa_check(b, n, best, why, sizeof why);
-    if (st == GM_OK && ok && o->output) st = gm_dsa_write_csv(o->output, b, n, &err);
+    if (st == GM_OK && ok && o->output) {
+        char *csv = NULL;
+        size_t len = 0;
+        st = gm_dsa_csv_text(b, n, &csv, &len, &err);
+        if (st == GM_OK) st = gm_cli_outputs_add(&outs, o->output, "offsets, csv", csv, len, &err);
+        if (st == GM_OK) st = gm_cli_outputs_commit(&outs, &err);
+        free(csv);
+    }
     if (st != GM_OK) {
+        gm_cli_outputs_end(&outs);
         gm_dsa_free(b);
         return gm_cli_fail(&err);
     }
@@ -52,6 +65,8 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
         cJSON_AddBoolToObject(j, "optimal", optimal);
         cJSON_AddBoolToObject(j, "checked", ok);
         if (!ok) cJSON_AddStringToObject(j, "why", why);
+        gm_cli_outputs_json(&outs, j);
+        gm_cli_outputs_end(&outs);
         gm_dsa_free(b);
         int rc = gm_cli_print_json(j);
         return rc ? rc : ok ? 0 : 1;
@@ -65,7 +80,9 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
         printf("  %-22s %lld (%.4f x bound, %.1f ms)%s\n", "search", (long long)best,
                lb ? (double)best / (double)lb : 1.0, t2 - t1, optimal ? ", optimal" : "");
         printf("  %-22s %s%s\n", "checked", ok ? "yes" : "NO: ", ok ? "" : why);
+        gm_cli_outputs_print(&outs, o);
     }
+    gm_cli_outputs_end(&outs);
     gm_dsa_free(b);
     return ok ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 /*
  * cmd_plan.c — `graphmem plan` and `graphmem check`: load and validate, run the compiler passes
- * (GE's order), and print the summary of spec/cli.md, as text or --json. Parts that later
+ * (GE's order), and print the summary of docs/cli.md, as text or --json. Parts that later
  * versions add (the memory plan and its proof) are reported as not planned, never invented.
  */
 #include <cjson/cJSON.h>
@@ -173,7 +173,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     if (!strcmp(o->cmd, "check") || o->verbosity > 0) print_findings(r);
 }
 
-static int print_json(const gm_cli_opts *o, const plan_result *r)
+static int print_json(const gm_cli_opts *o, const plan_result *r, const gm_cli_outputs *outs)
 {
     const gm_model_stats *s = &r->stats;
     cJSON *j = cJSON_CreateObject();
@@ -247,14 +247,15 @@ static int print_json(const gm_cli_opts *o, const plan_result *r)
         cJSON_AddBoolToObject(j, "verified", true);
     }
     cJSON_AddNumberToObject(j, "ms", r->ms);
+    gm_cli_outputs_json(outs, j);
     return gm_cli_print_json(j);
 }
 
 /* Plans the model and writes it with -o. The planner has already proven the plan with the
  * independent verifier (its last self-check verified exactly p->text); nothing unverified is
- * printed or written. Returns an exit status (0 ok). */
+ * printed or staged. Returns an exit status (0 ok). */
 static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_report *report, gm_symbols *symbols,
-                     gm_plan **out, gm_error *err)
+                     gm_cli_outputs *outs, gm_plan **out, gm_error *err)
 {
     gm_plan_options po;
     gm_plan_options_init(&po);
@@ -281,7 +282,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
         gm_plan_free(p);
         return 1;
     }
-    if (o->output && (st = gm_write_file(o->output, p->text, p->text_len, err)) != GM_OK) {
+    if (o->output && (st = gm_cli_outputs_add(outs, o->output, "plan", p->text, p->text_len, err)) != GM_OK) {
         gm_plan_free(p);
         return gm_cli_fail(err);
     }
@@ -289,55 +290,82 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     return 0;
 }
 
+/* The graph after the passes (--dump-graph, format from the name, JSON when it says none) and
+ * the pictures, staged with the plan: written together once everything has succeeded. */
+static gm_status stage_outputs(const gm_cli_opts *o, const plan_result *r, gm_cli_outputs *outs, gm_error *err)
+{
+    gm_status st = GM_OK;
+    if (o->dump_graph) {
+        gm_format fmt = gm_format_from_path(o->dump_graph);
+        void *bytes = NULL;
+        size_t n = 0;
+        st = gm_model_write_buffer(r->m, fmt, &bytes, &n, err);
+        if (st == GM_OK)
+            st = gm_cli_outputs_add(outs, o->dump_graph,
+                                    fmt == GM_FORMAT_ONNX      ? "graph, onnx"
+                                    : fmt == GM_FORMAT_GE_TEXT ? "graph, GE text"
+                                                               : "graph, json",
+                                    bytes, n, err);
+        free(bytes);
+    }
+    if (st != GM_OK) return st;
+    gm_cli_progress_stage("drawing");
+    char *text = NULL;
+    size_t n = 0;
+    if (o->dot) {
+        st = gm_report_dot_graph(r->m, &r->report, &text, &n, err);
+        if (st == GM_OK) st = gm_cli_outputs_add(outs, o->dot, "graph, dot", text, n, err);
+        gm_report_free(text);
+        text = NULL;
+    }
+    if (st == GM_OK && o->svg && r->plan) {
+        st = gm_report_svg_timeline(r->m, r->plan->text, r->plan->text_len, "<the plan>", NULL, &text, &n, err);
+        if (st == GM_OK) st = gm_cli_outputs_add(outs, o->svg, "memory timeline, svg", text, n, err);
+        gm_report_free(text);
+    }
+    return st;
+}
+
 int gm_cmd_plan(const gm_cli_opts *o)
 {
     if (o->dsa && !strcmp(o->cmd, "plan")) return gm_cmd_plan_dsa(o);
     gm_error err;
     gm_error_clear(&err);
-    if (check_supported(o, &err) != GM_OK) return gm_cli_fail(&err);
+    gm_cli_outputs outs;
+    if (check_supported(o, &err) != GM_OK || gm_cli_outputs_begin(&outs, o, &err) != GM_OK) return gm_cli_fail(&err);
     double t0 = now_ms();
     gm_model *m = NULL;
     gm_cli_progress_start(o, "reading the model");
     /* check needs a MODEL; plan falls back to the embedded example. */
-    if (gm_cli_load(o, strcmp(o->cmd, "plan") == 0, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    if (gm_cli_load(o, strcmp(o->cmd, "plan") == 0, &m, &err) != GM_OK) {
+        gm_cli_outputs_end(&outs);
+        return gm_cli_fail(&err);
+    }
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
     gm_cli_progress_stage("running the passes");
     const bool planning = !strcmp(o->cmd, "plan");
     gm_symbols *symbols = NULL; /* the passes' table, for the planner */
+    int rc = 0;
     gm_status st = gm_passes_run_symbols(m, o->passes, &r.report, &r.available, planning ? &symbols : NULL, &err);
-    if (st == GM_OK && o->dump_graph) st = gm_model_write_file(m, o->dump_graph, GM_FORMAT_UNKNOWN, &err);
     if (st != GM_OK) {
         gm_symbols_free(symbols);
-        gm_pass_report_free(&r.report);
-        gm_model_free(m);
-        return gm_cli_fail(&err);
-    }
-    r.nodes_after = gm_model_node_count(m);
-    gm_model_get_stats(m, &r.stats);
-    if (planning) {
-        int rc = make_plan(o, m, &r.report, symbols, &r.plan, &err);
-        if (rc) {
-            gm_pass_report_free(&r.report);
-            gm_model_free(m);
-            return rc;
-        }
+        rc = gm_cli_fail(&err);
+    } else {
+        r.nodes_after = gm_model_node_count(m);
+        gm_model_get_stats(m, &r.stats);
+        if (planning) rc = make_plan(o, m, &r.report, symbols, &outs, &r.plan, &err);
     }
     /* The pictures (graphmem/report.h): the graph after the passes, and the plan as verified. */
-    gm_cli_progress_stage("drawing");
-    st = o->dot ? gm_report_write_dot_file(m, &r.report, o->dot, &err) : GM_OK;
-    if (st == GM_OK && o->svg && r.plan) st = gm_report_write_svg_file(m, r.plan->text, r.plan->text_len, o->svg, &err);
-    if (st != GM_OK) {
-        gm_plan_free(r.plan);
-        gm_pass_report_free(&r.report);
-        gm_model_free(m);
-        return gm_cli_fail(&err);
-    }
+    if (!rc && ((st = stage_outputs(o, &r, &outs, &err)) != GM_OK || (st = gm_cli_outputs_commit(&outs, &err)) != GM_OK))
+        rc = gm_cli_fail(&err);
     r.ms = now_ms() - t0;
     gm_cli_progress_stop();
-    int rc = 0;
-    if (o->json) rc = print_json(o, &r);
-    else if (o->verbosity >= 0) print_text(o, &r);
-    if (rc == 0 && o->strict && r.report.n_warnings) rc = 1;
+    if (!rc) {
+        if (o->json) rc = print_json(o, &r, &outs);
+        else if (o->verbosity >= 0) print_text(o, &r), gm_cli_outputs_print(&outs, o);
+        if (rc == 0 && o->strict && r.report.n_warnings) rc = 1;
+    }
+    gm_cli_outputs_end(&outs);
     gm_plan_free(r.plan);
     gm_pass_report_free(&r.report);
     gm_model_free(m);

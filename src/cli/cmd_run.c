@@ -152,7 +152,7 @@ static void add_static_json(cJSON *j, const gm_plan *p, const gm_run_stats *s)
 static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
 {
     cJSON *j = cJSON_CreateObject();
-    if (!j) return 2;
+    if (!j) return gm_status_exit_code(GM_ERR_NOMEM);
     cJSON_AddStringToObject(j, "model", gm_model_name(m));
     cJSON_AddStringToObject(j, "backend", gm_backend_name(ro->backend));
     cJSON_AddNumberToObject(j, "streams", ro->streams);
@@ -176,12 +176,7 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddNumberToObject(j, "corrupted_reads", (double)s->corrupted_reads);
     cJSON_AddNumberToObject(j, "contiguity_violations", (double)s->contiguity_violations);
     cJSON_AddBoolToObject(j, "verified", s->corrupted_reads == 0 && s->contiguity_violations == 0);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) return 2;
-    printf("%s\n", text);
-    cJSON_free(text);
-    return 0;
+    return gm_cli_print_json(j); /* out of memory: 3, as everywhere */
 }
 
 int gm_cmd_run(const gm_cli_opts *o)

@@ -3,14 +3,19 @@
  * usage or input. --json: the verdict as one JSON object. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "graphmem/plan.h"
 
-static int print_json(const char *plan, const gm_plan_verdict *v)
+static int print_json(const char *plan, const char *model, const gm_plan_verdict *v)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "plan", plan);
+    cJSON_AddStringToObject(j, "model", model);
+    if (v->plan_model[0]) cJSON_AddStringToObject(j, "plan_model", v->plan_model);
+    cJSON_AddNumberToObject(j, "order_nodes", (double)v->order_nodes);
+    cJSON_AddNumberToObject(j, "order_nodes_not_in_model", (double)v->order_unknown);
     cJSON_AddBoolToObject(j, "ok", gm_plan_verdict_ok(v));
     cJSON_AddNumberToObject(j, "symbols", (double)v->symbols);
     cJSON_AddNumberToObject(j, "extent_bytes", (double)v->extent_bytes);
@@ -49,12 +54,28 @@ int gm_cmd_verify(const gm_cli_opts *o)
     gm_cli_progress_stage("verifying");
     gm_plan_verdict v;
     gm_status st = gm_plan_verify_file(m, o->positional[1], &v, &err);
+    char model[256];
+    snprintf(model, sizeof model, "%s", gm_model_name(m));
     gm_model_free(m);
     gm_cli_progress_stop();
     if (st != GM_OK) return gm_cli_fail(&err);
+    /* A plan made for another model fails in hundreds of ways that all say one thing: say it
+     * first, and list only the first problems after it. */
+    bool renamed = v.plan_model[0] && strcmp(v.plan_model, model) != 0;
+    bool strangers = v.order_unknown * 2 > v.order_nodes && v.order_nodes > 0;
+    bool other = renamed || strangers;
+    size_t shown = other && v.n_problems > 10 ? 10 : v.n_problems;
     int rc = 0;
+    if (other && !o->json && o->verbosity >= 0) {
+        if (renamed)
+            printf("%s: a plan for another model: it names model '%s', and %s is model '%s'\n", o->positional[1],
+                   v.plan_model, o->positional[0], model);
+        else
+            printf("%s: a plan for another model: %zu of the %zu nodes it orders are not in %s (model '%s')\n",
+                   o->positional[1], v.order_unknown, v.order_nodes, o->positional[0], model);
+    }
     if (o->json) {
-        rc = print_json(o->positional[1], &v);
+        rc = print_json(o->positional[1], model, &v);
         if (!rc && !gm_plan_verdict_ok(&v)) rc = 1;
     } else if (gm_plan_verdict_ok(&v)) {
         if (o->verbosity >= 0)
@@ -63,10 +84,12 @@ int gm_cmd_verify(const gm_cli_opts *o)
                    v.symbols, (long long)v.extent_bytes, (long long)v.bytes, (long long)v.region_bytes,
                    v.overlap_checks);
     } else {
-        for (size_t i = 0; i < v.n_problems; i++)
+        for (size_t i = 0; i < shown; i++)
             printf("%s: %s: %s\n", o->positional[1], gm_plan_problem_kind_name(v.problems[i].kind),
                    v.problems[i].message);
-        if (v.dropped) printf("... and %zu more problems\n", v.dropped);
+        if (v.dropped + v.n_problems - shown)
+            printf("... and %zu more problems%s\n", v.dropped + v.n_problems - shown,
+                   other ? " (the plan is for another model)" : "");
         printf("plan WRONG: %zu problem(s) in %zu symbols:", v.n_problems + v.dropped, v.symbols);
         for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++)
             if (v.by_kind[k]) printf(" %s %zu", gm_plan_problem_kind_name((gm_plan_problem_kind)k), v.by_kind[k]);

@@ -1,6 +1,7 @@
 /*
  * main.c — the graphmem command: dispatch, help, version, and the shared load step.
- * Exit status (spec/cli.md): 0 success, 1 a problem found, 2 bad usage or bad input.
+ * Exit status (docs/cli.md): 0 success, 1 a problem found, 2 bad usage or bad input, 3 the run
+ * could not finish (out of memory, a device error, a missing feature, an internal error).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "cli/cli.h"
 #include "graphmem/io.h"
 #include "graphmem/log.h"
+#include "graphmem/plan.h"
 
 static const struct {
     const char *name, *synopsis, *help;
@@ -17,18 +19,21 @@ static const struct {
      "Runs the compiler passes, plans memory and verifies it; prints a summary.\n"
      "With no MODEL, uses the embedded example (a small training step showing every kind of conflict).\n"},
     {"check", "check   MODEL [options]", "Conflicts and lint only: what would be inserted, and why.\n"},
-    {"verify", "verify  MODEL PLAN [--json]", "Checks a plan (ours or another tool's) against a graph.\n"},
+    {"verify", "verify  MODEL PLAN [--dim NAME=VALUE] [--json]",
+     "Checks a plan (ours or another tool's) against a graph; exit 1 when it is wrong.\n"},
     {"run", "run     [MODEL] [options]", "Executes on device streams through the runtime allocator (or --plan: with a static plan)\n"
             "and prints the allocator's stats; checks every read.\n"},
     {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE] [--json]",
-     "Converts between JSON, ONNX and GE text dumps (by extension or --to).\n"},
+     "Converts between JSON, ONNX and GE text dumps (OUT's format from its extension or --to;\n"
+     "OUT may not be IN).\n"},
     {"info", "info    MODEL [--dim NAME=VALUE] [--json]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
     {"help", "help    [COMMAND]", "Shows this help, or a command's.\n"},
 };
 
+/* The formats and every option are documented in docs/ (docs/cli.md) and in graphmem(1). */
 static const char k_plan_options[] =
     "Options of plan and check:\n"
-    "  -o, --output FILE     write the plan (JSON, spec/plan-format.md)\n"
+    "  -o, --output FILE     plan: write the plan (JSON, docs/plan-format.md)\n"
     "  --dump-graph FILE     write the graph after the passes (.json, .onnx, .txt = GE dump)\n"
     "  --passes LIST         all (default), none, or a comma list of: hccl_memcpy,\n"
     "                        hccl_continuous_memcpy, subgraph, inplace_support_check,\n"
@@ -37,59 +42,106 @@ static const char k_plan_options[] =
     "                        GE's order); -NAME leaves one out: all,-access_order is GE's behaviour\n"
     "                        (unordered accesses of one buffer warned about, W18888, not ordered)\n"
     "  --option KEY=VALUE    a GE option (ge.featureBaseRefreshable, ge.buildGraphMode, ...), repeatable\n"
-    "  --strategy NAME       auto (default: smallest wins; GE's skipped on large plans already at\n"
-    "                        the lower bound), all (every strategy), or one strategy by name\n"
-    "  --threads N           strategy threads (default: cores)\n"
-    "  --align N             feature-map block alignment (default 512, GE's)\n"
-    "  --svg FILE            memory timeline picture\n"
+    "  --strategy NAME       plan: auto (default: smallest wins; GE's skipped on large plans already\n"
+    "                        at the lower bound), all (every strategy), or one of:\n"
+    "%s"
+    "  --threads N           plan: strategy threads, 1-1024 (default: cores)\n"
+    "  --align N             plan: feature-map block alignment, a power of two up to 2^30\n"
+    "                        (default 512, GE's)\n"
+    "  --svg FILE            plan: memory timeline picture\n"
     "  --dot FILE            the graph as Graphviz\n"
-    "  -v, -q                more ([MemConflict] lines) or less output\n"
-    "  --json                print the summary as JSON\n"
-    "  --dim NAME=VALUE      fix an ONNX symbolic dim (any command that reads a model), repeatable\n"
     "  --dsa FILE.csv        plan: the offset problem alone (MiniMalloc CSV id,lower,upper,size[,alignment]);\n"
     "                        -o writes the offsets as CSV\n"
-    "  --budget SECONDS      the packer's search time (default 10)\n"
+    "  --budget SECONDS      plan --dsa: the packer's search time, in (0, 3600] (default 10)\n"
     "  --strict              lint warnings make the exit status 1\n"
-    "  --reproducible        write strategy times as 0, so a plan file is the same run to run\n"
-    "  --ge-sizes            size tensors without an explicit size as GE does: 32-byte granules + 32\n";
+    "  --reproducible        plan: write strategy times as 0, so a plan file is the same run to run\n"
+    "  --ge-sizes            plan: size tensors without an explicit size as GE does: 32-byte granules + 32\n"
+    "  Outputs never replace an input, and a command that fails writes none of them.\n";
 
 static const char k_run_options[] =
     "Options of run:\n"
-    "  --streams N           spread the nodes over N streams (1-64, default 1)\n"
-    "  --iterations K        run the graph K times (default 1)\n"
+    "  --streams N           spread the nodes over N streams, 1-64 (default 1)\n"
+    "  --iterations K        run the graph K times, 1-1000000 (default 1)\n"
     "  --backend host|cuda   host: streams are threads (default); cuda: a GPU\n"
-    "  --device ID           the device (default 0)\n"
+    "  --device ID           the device, 0-63 (default 0)\n"
     "  --devices 1|2         nodes with \"_device\": 1 run on the next device, copies peer to peer\n"
     "  --dynamic             (the default) every tensor from the runtime allocator (caching L1,\n"
     "                        per-stream L2 pools, cross-stream borrowing) as it runs; its stats printed\n"
     "  --plan                instead: one allocation per region of a verified static plan\n"
     "  --memory-limit BYTES  the device refuses allocations beyond BYTES (the allocators then recycle\n"
-    "                        and, in dynamic mode, borrow across streams)\n"
+    "                        and, in dynamic mode, borrow across streams; exit 3 if it still fails)\n"
     "  --memory-first        dynamic mode: less device memory for stream synchronizes (4 KiB pages, an\n"
     "                        expandable L1 in the device's virtual memory; before L1 grows the pools\n"
     "                        recycle and the releases still waiting for events are settled)\n"
     "  --learn-plan          dynamic mode: the allocator records the first iteration, packs it into one\n"
     "                        region, and answers the next ones from that plan while they repeat it\n"
     "  --vm-granularity BYTES  the device maps memory first's virtual memory in granules of BYTES,\n"
-    "                        a power of two multiple of its own (the host's: the OS page; 2097152 maps\n"
-    "                        as a GPU does)\n"
-    "  --passes LIST, --option KEY=VALUE, --dim NAME=VALUE, --json: as for plan\n";
+    "                        a power of two multiple of its own, up to 2^30 (the host's: the OS page;\n"
+    "                        2097152 maps as a GPU does)\n"
+    "  --passes LIST, --option KEY=VALUE: as for plan\n";
+
+static const char k_convert_options[] =
+    "Options of convert:\n"
+    "  --to json|onnx|ge     OUT's format, whatever its name\n";
+
+static const char k_common_options[] =
+    "Options of every command:\n"
+    "  --dim NAME=VALUE      fix an ONNX symbolic dim (dim_param) to VALUE, a whole number >= 0;\n"
+    "                        repeatable; a NAME the model lacks is an error naming those it has\n"
+    "  --json                print the result as JSON\n"
+    "  -v, -q                more ([MemConflict] lines) or less output (-q: errors only)\n"
+    "  -h, --help            this command's help\n";
+
+static const char k_exit_status[] =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  a problem found: a plan that does not verify, a wrong read in run, lint warnings with --strict\n"
+    "  2  bad usage or bad input: an unknown command or option, a file that cannot be read or\n"
+    "     written, a malformed model or plan, an output that would replace an input\n"
+    "  3  the run could not finish: out of memory (the host's, or the device's under --memory-limit),\n"
+    "     a device error, a feature the input needs that this version lacks, or an internal error\n";
+
+static void print_plan_options(void)
+{
+    /* the strategy names from the planner itself, wrapped under --strategy's text */
+    char names[512], lines[1024];
+    gm_plan_strategy_names(names, sizeof names);
+    const char *w = strstr(names, "all, ");
+    w = w ? w + 5 : names;
+    size_t n = 0, col = 0;
+    while (*w && n + 128 < sizeof lines) {
+        size_t len = strcspn(w, ",");
+        if (col && col + len > 66) n += (size_t)snprintf(lines + n, sizeof lines - n, "\n"), col = 0;
+        if (!col) n += (size_t)snprintf(lines + n, sizeof lines - n, "%24s", "");
+        n += (size_t)snprintf(lines + n, sizeof lines - n, "%s%.*s", col ? " " : "", (int)len, w);
+        col += len + 1;
+        w += len;
+        if (*w) n += (size_t)snprintf(lines + n, sizeof lines - n, ","), col++;
+        while (*w == ',' || *w == ' ') w++;
+    }
+    snprintf(lines + n, sizeof lines - n, "\n");
+    printf(k_plan_options, lines);
+}
 
 void gm_cli_usage(const char *cmd)
 {
     for (size_t i = 0; cmd && i < sizeof k_cmds / sizeof k_cmds[0]; i++) {
         if (strcmp(cmd, k_cmds[i].name) == 0) {
             printf("usage: graphmem %s\n\n%s", k_cmds[i].synopsis, k_cmds[i].help);
-            if (!strcmp(cmd, "plan") || !strcmp(cmd, "check")) printf("\n%s", k_plan_options);
+            if (!strcmp(cmd, "plan") || !strcmp(cmd, "check")) printf("\n"), print_plan_options();
             if (!strcmp(cmd, "run")) printf("\n%s", k_run_options);
+            if (!strcmp(cmd, "convert")) printf("\n%s", k_convert_options);
+            if (strcmp(cmd, "help") != 0) printf("\n%s\n%s", k_common_options, k_exit_status);
             return;
         }
     }
     printf("graphmem %s — memory conflicts and memory planning for ML computation graphs\n\nusage:\n",
            GM_VERSION_STRING);
     for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++) printf("  graphmem %s\n", k_cmds[i].synopsis);
-    printf("  graphmem --version\n\n%s\nExit status: 0 success, 1 a problem found, 2 bad usage or bad input.\n",
-           k_plan_options);
+    printf("  graphmem --version\n\n");
+    print_plan_options();
+    printf("\n%s\n%s\n%s\n%s", k_run_options, k_convert_options, k_common_options, k_exit_status);
+    printf("\nThe formats and every option in full: docs/cli.md and graphmem(1).\n");
 }
 
 int gm_cli_fail(const gm_error *err)
@@ -118,11 +170,21 @@ gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out,
     gm_status st;
     if (o->n_positional == 0) {
         if (!allow_embedded) return gm_error_set(err, GM_ERR_USAGE, "%s: needs a MODEL file", o->cmd);
+        if (o->n_dims)
+            return gm_error_set(err, GM_ERR_USAGE, "dim '%s': the embedded example has no symbolic dims", o->dims[0]);
         st = gm_model_read_embedded_example(out, err);
     } else {
         st = gm_model_read_file_dims(o->positional[0], o->n_dims ? o->dims : NULL, out, err);
     }
     if (st != GM_OK) return st;
+    /* A symbolic dim left open sizes its tensors at run time: the plan holds 0 bytes for them
+     * and the user would not know why, nor that one --dim makes them static. */
+    const char *open_dims = gm_model_unfixed_dims(*out);
+    if (open_dims && o->verbosity >= 0)
+        fprintf(stderr, "graphmem: note: %s: symbolic dim%s %s not fixed: what depends on %s is sized at run time "
+                        "(fix with --dim %.*s=N)\n",
+                gm_model_source(*out), strchr(open_dims, ',') ? "s" : "", open_dims,
+                strchr(open_dims, ',') ? "them" : "it", (int)strcspn(open_dims, ","), open_dims);
     for (int i = 0; i < o->n_options; i++) {
         if (gm_model_set_option(*out, o->options[i].key, o->options[i].value) != GM_OK) {
             gm_model_free(*out);

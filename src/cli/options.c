@@ -1,5 +1,5 @@
 /*
- * options.c — command-line parsing for the graphmem command (spec/cli.md). Every option is
+ * options.c — command-line parsing for the graphmem command (docs/cli.md). Every option is
  * checked here, so an unknown option or a bad value is a usage error (exit 2) naming it.
  */
 #include <errno.h>
@@ -49,11 +49,11 @@ static gm_status add_option(gm_cli_opts *o, char *kv, gm_error *err)
     return GM_OK;
 }
 
-/* --dim NAME=VALUE: fixes an ONNX symbolic dim (any command that reads a model). */
+/* --dim NAME=VALUE: fixes an ONNX symbolic dim (any command that reads a model). The reader
+ * judges the text, and the names against the model's, so a mistake has one wording. */
 static gm_status add_dim(gm_cli_opts *o, const char *kv, gm_error *err)
 {
-    const char *eq = kv ? strchr(kv, '=') : NULL;
-    if (!eq || eq == kv || !eq[1]) return gm_error_set(err, GM_ERR_USAGE, "--dim '%s': expected NAME=VALUE", kv ? kv : "");
+    if (!kv) return gm_error_set(err, GM_ERR_USAGE, "--dim: expected NAME=VALUE");
     if (o->n_dims == (int)(sizeof o->dims / sizeof o->dims[0]) - 1)
         return gm_error_set(err, GM_ERR_USAGE, "--dim: at most %d dims", o->n_dims);
     o->dims[o->n_dims++] = kv;

@@ -1,5 +1,5 @@
 /*
- * json_read.c — the JSON model reader (spec/graph-format.md, version 1).
+ * json_read.c — the JSON model reader (docs/graph-format.md, version 1).
  *
  * The text is checked for UTF-8 first (cJSON does not), parsed with cJSON, then walked field
  * by field into the IR builder; gm_model_finalize then resolves names and validates the

@@ -1,5 +1,5 @@
 /*
- * json_write.c — the JSON model writer (spec/graph-format.md, version 1).
+ * json_write.c — the JSON model writer (docs/graph-format.md, version 1).
  *
  * Writes only what differs from the defaults, in a fixed key order, one value per line with
  * one-space indents (the layout of Python's json.dumps(indent=1), which the shared models

@@ -1,7 +1,7 @@
 /*
  * model_io.c — the format-independent side of reading and writing models: format names and
- * detection, whole-file reads, safe whole-file writes (temporary file + rename), and the
- * dispatch from a file or buffer to the reader or writer of its format.
+ * detection, whole-file reads, and the dispatch from a file or buffer to the reader or writer
+ * of its format (the files themselves are written by file_set.c).
  */
 /* realpath() is an XSI function: the build's _POSIX_C_SOURCE alone does not declare it. */
 #define _XOPEN_SOURCE 700
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "graphmem/io.h"
+#include "io/onnx_internal.h"
 #include "util/alloc.h"
 #include "util/utf8.h"
 
@@ -156,112 +157,34 @@ gm_status gm_read_file(const char *path, char **data, size_t *len, gm_error *err
     return GM_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Devices, pipes and the like (/dev/stdout) cannot be replaced by a rename: write to them
- * directly. */
-static gm_status write_in_place(const char *path, const void *data, size_t len, gm_error *err)
-{
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0) return gm_error_set(err, GM_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    int rc = write_all(fd, data, len);
-    int e = errno;
-    if (close(fd) != 0 && rc == 0) {
-        rc = -1;
-        e = errno;
-    }
-    return rc ? gm_error_set(err, GM_ERR_IO, "%s: cannot write: %s", path, strerror(e)) : GM_OK;
-}
-
-/* Creates a fresh temporary file beside `target` (same directory, so rename() is atomic);
- * *tmp receives its malloc'ed name. Mode 0666 lets the umask decide, like fopen would. */
-static int create_temp(const char *target, char **tmp)
-{
-    const char *slash = strrchr(target, '/');
-    size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
-    const char *base = target + dirlen;
-    size_t cap = strlen(target) + 48;
-    char *name = gm_malloc(cap);
-    if (!name) {
-        errno = ENOMEM;
-        return -1;
-    }
-    static unsigned counter;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        /* Only a prefix of the file name, so that a name near NAME_MAX still gets a temp file. */
-        snprintf(name, cap, "%.*s.%.64s.tmp%ld.%u", (int)dirlen, target, base, (long)getpid(), counter++);
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0) {
-            *tmp = name;
-            return fd;
-        }
-        if (errno != EEXIST) break;
-    }
-    int e = errno;
-    gm_free(name);
-    errno = e;
-    return -1;
-}
-
-gm_status gm_write_file(const char *path, const void *data, size_t len, gm_error *err)
-{
-    struct stat sb;
-    bool exists = stat(path, &sb) == 0;
-    if (exists && !S_ISREG(sb.st_mode)) {
-        if (S_ISDIR(sb.st_mode)) return gm_error_set(err, GM_ERR_IO, "%s: cannot write: is a directory", path);
-        return write_in_place(path, data, len, err);
-    }
-    /* Replace what a symlink points to, not the link itself. */
-    char *real = exists ? realpath(path, NULL) : NULL;
-    const char *target = real ? real : path;
-
-    char *tmp = NULL;
-    int fd = create_temp(target, &tmp);
-    if (fd < 0) {
-        gm_status st = gm_error_set(err, GM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        free(real);
-        return st;
-    }
-    int rc = write_all(fd, data, len);
-    /* Keep an existing file's permission bits; flush to disk before the rename so that a
-     * crash leaves either the old file or the whole new one. */
-    if (rc == 0 && exists) rc = fchmod(fd, sb.st_mode & 07777);
-    if (rc == 0) rc = fsync(fd);
-    int e = errno;
-    if (close(fd) != 0 && rc == 0) {
-        rc = -1;
-        e = errno;
-    }
-    if (rc == 0 && rename(tmp, target) != 0) {
-        rc = -1;
-        e = errno;
-    }
-    if (rc != 0) unlink(tmp);
-    gm_free(tmp);
-    free(real);
-    return rc ? gm_error_set(err, GM_ERR_IO, "%s: cannot write: %s", path, strerror(e)) : GM_OK;
-}
-
 /* ---- models ---------------------------------------------------------------------------- */
+
+gm_status gm_io_check_dims(const char *source, const char *const *dims, gm_error *err)
+{
+    for (size_t i = 0; dims && dims[i]; i++) {
+        const char *d = dims[i], *eq = strchr(d, '=');
+        char *e = NULL;
+        errno = 0;
+        long long v = eq && eq[1] ? strtoll(eq + 1, &e, 10) : -1;
+        if (!eq || eq == d || !eq[1] || *e || errno || v < 0)
+            return gm_error_set(err, GM_ERR_INPUT, "%s: dim '%s': expected NAME=VALUE, VALUE a whole number >= 0",
+                                source, d);
+    }
+    return GM_OK;
+}
 
 static gm_status read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
                              const char *const *dims, gm_model **out, gm_error *err)
 {
     *out = NULL;
     if (!source) source = "<buffer>";
+    gm_status st = gm_io_check_dims(source, dims, err);
+    if (st != GM_OK) return st;
     if (fmt == GM_FORMAT_UNKNOWN) fmt = gm_format_detect(data, len);
+    /* Only ONNX names its dims: a dim given for another format would be ignored in silence. */
+    if (dims && dims[0] && fmt != GM_FORMAT_ONNX && fmt != GM_FORMAT_UNKNOWN)
+        return gm_error_set(err, GM_ERR_INPUT, "%s: dim '%s': a %s model has no symbolic dims (ONNX models have them)",
+                            source, dims[0], gm_format_name(fmt));
     switch (fmt) {
     case GM_FORMAT_JSON: return gm_model_read_json(data, len, source, out, err);
     case GM_FORMAT_ONNX: return gm_model_read_onnx(data, len, source, dims, out, err);
@@ -305,26 +228,26 @@ gm_status gm_model_read_embedded_example(gm_model **out, gm_error *err)
                                 GM_EMBEDDED_EXAMPLE_NAME, out, err);
 }
 
+gm_status gm_model_write_buffer(const gm_model *m, gm_format fmt, void **data, size_t *len, gm_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (fmt == GM_FORMAT_ONNX) return gm_model_write_onnx(m, data, len, err);
+    char *text = NULL;
+    gm_status st = fmt == GM_FORMAT_GE_TEXT ? gm_model_write_ge_text(m, &text, len, err)
+                                            : gm_model_write_json(m, &text, len, err);
+    *data = text;
+    return st;
+}
+
 gm_status gm_model_write_file(const gm_model *m, const char *path, gm_format fmt, gm_error *err)
 {
     /* A name that says nothing gets the native format. */
     if (fmt == GM_FORMAT_UNKNOWN) fmt = gm_format_from_path(path);
-    if (fmt == GM_FORMAT_UNKNOWN) fmt = GM_FORMAT_JSON;
-    if (fmt == GM_FORMAT_ONNX) {
-        void *bytes;
-        size_t n;
-        gm_status st = gm_model_write_onnx(m, &bytes, &n, err);
-        if (st != GM_OK) return st;
-        st = gm_write_file(path, bytes, n, err);
-        free(bytes);
-        return st;
-    }
-    char *text;
-    size_t len;
-    gm_status st = fmt == GM_FORMAT_GE_TEXT ? gm_model_write_ge_text(m, &text, &len, err)
-                                            : gm_model_write_json(m, &text, &len, err);
-    if (st != GM_OK) return st;
-    st = gm_write_file(path, text, len, err);
-    free(text);
+    void *bytes = NULL;
+    size_t n = 0;
+    gm_status st = gm_model_write_buffer(m, fmt, &bytes, &n, err);
+    if (st == GM_OK) st = gm_write_file(path, bytes, n, err);
+    free(bytes);
     return st;
 }

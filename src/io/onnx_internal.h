@@ -276,6 +276,13 @@ const char *gm_onnx_take_name(gm_onnx_reader *r, const char *base, bool value_na
 const char *gm_onnx_type_name(gm_onnx_reader *r, const char *type);
 /* Counts the ONNX node names and reserves the value names of the whole model (plain files). */
 gm_status gm_onnx_count_names(gm_onnx_reader *r, const Onnx__GraphProto *gp);
+/* Every name of `dims` must be a symbolic dim (dim_param) somewhere in the model: a misspelt
+ * one is an error naming those it has. Those of the root's inputs that `dims` lacks go to
+ * gm_model_set_unfixed_dims. */
+gm_status gm_onnx_check_dim_names(gm_onnx_reader *r, const Onnx__GraphProto *gp);
+/* model_io.c: each of `dims` is NAME=VALUE with a whole VALUE >= 0 (the one wording of that
+ * mistake, for every reader and format). */
+gm_status gm_io_check_dims(const char *source, const char *const *dims, gm_error *err);
 /* The desc of a value exactly as declared: no rank limit, no shape = ndims -1. */
 gm_status gm_onnx_desc_from_vi(gm_onnx_reader *r, const Onnx__ValueInfoProto *vi, gm_tensor_desc *d);
 /* A new value of rg (name NULL: an unnamed output); -1 and *st set on failure. */

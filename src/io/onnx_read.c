@@ -744,19 +744,6 @@ static void rd_free(rd *r)
     gm_strmap_free(&r->type_next);
 }
 
-static gm_status check_dims(rd *r)
-{
-    for (size_t i = 0; r->dims && r->dims[i]; i++) {
-        const char *d = r->dims[i], *eq = strchr(d, '=');
-        char *e;
-        errno = 0;
-        long long v = eq ? strtoll(eq + 1, &e, 10) : -1;
-        if (!eq || eq == d || !eq[1] || *e || errno || v < 0)
-            return fail(r, GM_ERR_INPUT, "dims '%s': expected NAME=VALUE with a whole number VALUE >= 0", d);
-    }
-    return GM_OK;
-}
-
 /* protobuf-c allocates through gm_malloc, so that its allocations can fail by injection and an
  * out-of-memory decode is told apart from a malformed file. */
 typedef struct pb_alloc {
@@ -782,7 +769,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
 {
     *out = NULL;
     rd r = {.src = source ? source : "<buffer>", .err = err, .dims = dims};
-    gm_status st = check_dims(&r);
+    gm_status st = gm_io_check_dims(r.src, dims, err);
     if (st != GM_OK) return st;
     if (len == 0) return fail(&r, GM_ERR_INPUT, "not a valid ONNX model (the file is empty)");
     if (!wire_ok(data, len, &onnx__model_proto__descriptor, 0))
@@ -814,6 +801,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     r.m = gm_model_new(root);
     if (!r.m || gm_model_set_source(r.m, r.src) != GM_OK) st = oom(&r);
     gm_onnx_rgraph *rg = NULL;
+    if (st == GM_OK) st = gm_onnx_check_dim_names(&r, mp->graph);
     if (st == GM_OK && !r.faithful) st = gm_onnx_count_names(&r, mp->graph);
     if (st == GM_OK) st = build_graph(&r, mp->graph, NULL, NULL, root, NULL, GM_ONNX_CF_NONE, &rg);
     if (st == GM_OK && !r.faithful && !gm_onnx_infer_graph(rg)) st = oom(&r);

@@ -107,6 +107,126 @@ static int64_t fixed_dim(const char *const *dims, const char *param)
     return -1;
 }
 
+/* The symbolic dims of a model, each once, in the order first met. Keys borrowed from the
+ * unpacked model, which outlives the walk. */
+typedef struct dim_names {
+    gm_strmap seen;
+    const char **v;
+    size_t n, cap;
+} dim_names;
+
+/* Types and graphs nest (sequences of optionals, bodies of bodies); a model nesting deeper than
+ * this is not one anybody wrote, and its deeper dims only go unlisted. */
+enum { DIM_WALK_DEPTH = 64 };
+
+static int note_dim(dim_names *dn, const char *name)
+{
+    if (!name || !*name || gm_strmap_get(&dn->seen, name)) return 0;
+    if (gm_strmap_put(&dn->seen, name, (void *)name) || gm_grow((void **)&dn->v, sizeof *dn->v, dn->n + 1, &dn->cap))
+        return -1;
+    dn->v[dn->n++] = name;
+    return 0;
+}
+
+static int note_type(dim_names *dn, const Onnx__TypeProto *t, int depth)
+{
+    if (!t || depth > DIM_WALK_DEPTH) return 0;
+    const Onnx__TensorShapeProto *sh = NULL;
+    switch (t->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: sh = t->tensor_type ? t->tensor_type->shape : NULL; break;
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+        sh = t->sparse_tensor_type ? t->sparse_tensor_type->shape : NULL;
+        break;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+        return t->sequence_type ? note_type(dn, t->sequence_type->elem_type, depth + 1) : 0;
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+        return t->optional_type ? note_type(dn, t->optional_type->elem_type, depth + 1) : 0;
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return t->map_type ? note_type(dn, t->map_type->value_type, depth + 1) : 0;
+    default: return 0;
+    }
+    for (size_t i = 0; sh && i < sh->n_dim; i++)
+        if (sh->dim[i] && sh->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+            note_dim(dn, sh->dim[i]->dim_param))
+            return -1;
+    return 0;
+}
+
+static int note_values(dim_names *dn, Onnx__ValueInfoProto *const *vis, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (vis[i] && note_type(dn, vis[i]->type, 0)) return -1;
+    return 0;
+}
+
+static int note_graph(dim_names *dn, const Onnx__GraphProto *g, int depth)
+{
+    if (!g || depth > DIM_WALK_DEPTH) return 0;
+    if (note_values(dn, g->input, g->n_input) || note_values(dn, g->output, g->n_output) ||
+        note_values(dn, g->value_info, g->n_value_info))
+        return -1;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *np = g->node[i];
+        for (size_t a = 0; np && a < np->n_attribute; a++) {
+            const Onnx__AttributeProto *at = np->attribute[a];
+            if (!at) continue;
+            if (note_graph(dn, at->g, depth + 1)) return -1;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                if (note_graph(dn, at->graphs[k], depth + 1)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* "a, b, c" of names[0, n) into buf (cut with ", ..." when it does not fit). */
+static void join_names(const char **names, size_t n, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= cap - len) {
+            if (cap > 6) memcpy(buf + (len < cap - 6 ? len : cap - 6), ", ...", 6);
+            return;
+        }
+        len += (size_t)w;
+    }
+}
+
+gm_status gm_onnx_check_dim_names(rd *r, const Onnx__GraphProto *gp)
+{
+    dim_names dn = {0};
+    gm_status st = note_graph(&dn, gp, 0) ? oom(r) : GM_OK;
+    char list[512];
+    join_names(dn.v, dn.n, list, sizeof list);
+    for (size_t i = 0; st == GM_OK && r->dims && r->dims[i]; i++) {
+        const char *d = r->dims[i];
+        size_t len = (size_t)(strchr(d, '=') - d); /* gm_io_check_dims saw the '=' */
+        bool found = false;
+        for (size_t k = 0; k < dn.n && !found; k++) found = strlen(dn.v[k]) == len && !strncmp(dn.v[k], d, len);
+        if (!found)
+            st = dn.n ? fail(r, GM_ERR_INPUT, "dim '%s': the model has no symbolic dim '%.*s' (its symbolic dims: %s)",
+                             d, (int)len, d, list)
+                      : fail(r, GM_ERR_INPUT, "dim '%s': the model has no symbolic dims", d);
+    }
+    /* The root's inputs' dims left open are sized at run time, and everything computed from
+     * them (names on outputs and inner values are what inference derives, not the user's to
+     * give): the command tells its user which --dim would fix them. */
+    dim_names in = {0};
+    if (st == GM_OK && note_values(&in, gp->input, gp->n_input)) st = oom(r);
+    size_t kept = 0;
+    for (size_t k = 0; st == GM_OK && k < in.n; k++)
+        if (fixed_dim(r->dims, in.v[k]) < 0) in.v[kept++] = in.v[k];
+    if (st == GM_OK && kept) {
+        join_names(in.v, kept, list, sizeof list);
+        if (gm_model_set_unfixed_dims(r->m, list) != GM_OK) st = oom(r);
+    }
+    gm_strmap_free(&in.seen);
+    gm_free(in.v);
+    gm_strmap_free(&dn.seen);
+    gm_free(dn.v);
+    return st;
+}
+
 static const Onnx__TensorShapeProto *vi_shape(const Onnx__ValueInfoProto *vi, int32_t *elem, bool *has_elem)
 {
     *has_elem = false;

@@ -1,7 +1,7 @@
 /*
  * finalize.c — turns a built model into a valid one: resolves the names the readers gave
  * (producers, control inputs, subgraphs, parents) and checks every rule of
- * spec/graph-format.md, reporting the first problem with its place. Format-independent, so the
+ * docs/graph-format.md, reporting the first problem with its place. Format-independent, so the
  * JSON, ONNX and GE readers share one set of checks and one wording.
  */
 #include <stdint.h>

@@ -131,6 +131,7 @@ typedef struct gm_option {
 struct gm_model {
     char *name;
     char *source;
+    char *unfixed_dims;          /* ONNX symbolic dims the reader left unfixed ("a, b"), or NULL */
     gm_option *options;
     size_t n_options, cap_options;
     struct gm_graph **graphs;

@@ -162,6 +162,7 @@ void gm_model_free(gm_model *m)
     gm_node_vec_free(&m->order);
     gm_free(m->name);
     gm_free(m->source);
+    gm_free(m->unfixed_dims);
     gm_free(m);
 }
 
@@ -179,6 +180,17 @@ gm_status gm_model_set_source(gm_model *m, const char *path)
     if (!s) return GM_ERR_NOMEM;
     gm_free(m->source);
     m->source = s;
+    return GM_OK;
+}
+
+const char *gm_model_unfixed_dims(const gm_model *m) { return m->unfixed_dims; }
+
+gm_status gm_model_set_unfixed_dims(gm_model *m, const char *names)
+{
+    char *s = names && *names ? gm_strdup(names) : NULL;
+    if (names && *names && !s) return GM_ERR_NOMEM;
+    gm_free(m->unfixed_dims);
+    m->unfixed_dims = s;
     return GM_OK;
 }
 

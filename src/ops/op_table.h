@@ -81,7 +81,7 @@ static inline bool gm_node_is(const gm_node *n, gm_op_flag flag)
 }
 gm_ctrl_kind gm_node_ctrl_kind(const gm_node *n);
 /* Root Data (RefData too), Const and Variable: written at the plan's START, before every node
- * (spec/plan-format.md), wherever they sit in the order and whatever stream they carry — the
+ * (docs/plan-format.md), wherever they sit in the order and whatever stream they carry — the
  * executors write them first, on stream 0. So an edge out of one orders nothing. */
 bool gm_node_at_start(const gm_node *n);
 /* GE's shape-computing branch: a shape-only op (Shape, Size ...), or a Reshape read only by

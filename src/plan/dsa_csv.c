@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "graphmem/dsa.h"
+#include "graphmem/io.h"
 #include "util/alloc.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_ALIGN, COL_OFFSET, COL_COUNT };
@@ -205,22 +206,14 @@ done:
 
 void gm_dsa_free(gm_dsa_buffer *b) { gm_free(b); }
 
-gm_status gm_dsa_write_csv(const char *path, const gm_dsa_buffer *b, size_t n, gm_error *err)
+gm_status gm_dsa_csv_text(const gm_dsa_buffer *b, size_t n, char **text, size_t *len, gm_error *err)
 {
+    *text = NULL;
+    *len = 0;
     bool aligned = false;
     for (size_t i = 0; i < n; i++) aligned |= b[i].align > 1;
-    /* Write to a temporary name first: a failed write must not destroy an existing file. */
-    size_t pl = strlen(path);
-    char *tmp = gm_malloc(pl + 5);
-    if (!tmp) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        gm_status st = gm_error_set(err, GM_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        gm_free(tmp);
-        return st;
-    }
+    FILE *f = open_memstream(text, len);
+    if (!f) return gm_error_set(err, GM_ERR_NOMEM, "out of memory writing the offsets");
     fprintf(f, aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n");
     for (size_t i = 0; i < n; i++) {
         const gm_dsa_buffer *x = &b[i];
@@ -232,11 +225,21 @@ gm_status gm_dsa_write_csv(const char *path, const gm_dsa_buffer *b, size_t n, g
     }
     bool bad = ferror(f) != 0;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        gm_free(tmp);
-        return gm_error_set(err, GM_ERR_IO, "%s: write failed", path);
+    if (bad) {
+        free(*text);
+        *text = NULL;
+        *len = 0;
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory writing the offsets");
     }
-    gm_free(tmp);
     return GM_OK;
+}
+
+gm_status gm_dsa_write_csv(const char *path, const gm_dsa_buffer *b, size_t n, gm_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    gm_status st = gm_dsa_csv_text(b, n, &text, &len, err);
+    if (st == GM_OK) st = gm_write_file(path, text, len, err);
+    free(text);
+    return st;
 }

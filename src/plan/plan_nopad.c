@@ -4,7 +4,7 @@
  * separate symbols can give. So the members become views of one symbol: a no-padding output
  * node's outputs join its input 0's symbol, a no-padding input node's inputs join its output
  * 0's symbol, member k addressing it at the real sizes of the members before it (the plan
- * writes these as the anchors' own offsets, spec/plan-format.md). Only the symbol's start is
+ * writes these as the anchors' own offsets, docs/plan-format.md). Only the symbol's start is
  * aligned. A group that cannot be laid out this way (a member in two groups, a nested whole, a
  * size known only at run time) is left alone, and the verifier says what is wrong.
  *

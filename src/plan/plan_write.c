@@ -1,5 +1,5 @@
 /*
- * plan_write.c — a gm_plan as spec/plan-format.md JSON (graphmem_plan 1), through the shared
+ * plan_write.c — a gm_plan as docs/plan-format.md JSON (graphmem_plan 1), through the shared
  * emitter (io/json_emit.h): exact int64 numbers, names escaped as the readers expect, one
  * symbol per line so that plans diff well.
  */

@@ -1,5 +1,5 @@
 /*
- * verify.c — `graphmem verify`: checks a memory plan (spec/plan-format.md) against a model,
+ * verify.c — `graphmem verify`: checks a memory plan (docs/plan-format.md) against a model,
  * independently of the planner. It reads the plan with cJSON (verify_read.c: element by element
  * for the big arrays; verify_fast.c: the planner's own symbol form without cJSON) and the model
  * through the IR; it never builds the planner's symbol table (analysis/symbols.h), so a planner
@@ -568,6 +568,8 @@ static gm_status join_groups(check_groups *g, gm_status st, gm_error *err)
     v->dropped += g->v.dropped;
     for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) v->by_kind[k] += g->v.by_kind[k];
     v->overlap_checks += g->v.overlap_checks;
+    v->order_nodes += g->v.order_nodes; /* the order is the second group's */
+    v->order_unknown += g->v.order_unknown;
     gm_plan_verdict_free(&g->v);
     gm_vfy_order_free(&g->order);
     gm_free(g->order.scratch);
@@ -622,6 +624,8 @@ static gm_status verify_once(const gm_model *m, const char *text, size_t len, co
     c.n_nodes = gm_model_node_count(m);
     gm_status st = gm_vfy_read(&c, text, len, split, err);
     *was_split = c.is_split;
+    const cJSON *model = st == GM_OK ? cJSON_GetObjectItemCaseSensitive(c.root, "model") : NULL;
+    if (cJSON_IsString(model)) snprintf(v->plan_model, sizeof v->plan_model, "%s", model->valuestring);
     if (st == GM_OK) st = check_all(&c, err);
     for (size_t i = 0; st == GM_OK && i < c.n_regs; i++) v->extent_bytes += c.regs[i].extent;
     vfy_free(&c);

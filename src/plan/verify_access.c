@@ -1,6 +1,6 @@
 /*
  * verify_access.c — the verifier's race check inside one buffer: every write of a symbol is
- * ordered, by happens-before, with every other access of it (spec/plan-format.md's execution
+ * ordered, by happens-before, with every other access of it (docs/plan-format.md's execution
  * model: data edges, control edges, program order within a stream). A symbol is one address;
  * two conflicting accesses of it that the model leaves unordered make the result depend on
  * which stream runs first, however well the symbols are placed.

@@ -1,6 +1,6 @@
 /*
  * verify_bound.c — checks the plan's claimed lower bound against its witness
- * (summary.lower_bound_witness, spec/plan-format.md): the witness names feature-map symbols no
+ * (summary.lower_bound_witness, docs/plan-format.md): the witness names feature-map symbols no
  * two of which are ordered by happens-before, so no valid plan can overlay any two of them, and
  * their sizes must add up to at least lower_bound_bytes. A plan without a witness claims
  * nothing to check.

@@ -1,5 +1,5 @@
 /*
- * verify_order.c — the execution model of spec/plan-format.md and the overlap check.
+ * verify_order.c — the execution model of docs/plan-format.md and the overlap check.
  *
  * Events. The planning order (the plan's "order", else the model's) is laid out as a sequence
  * of events: one per node, two for a node with subgraphs (enter, then its bodies in the order
@@ -76,7 +76,7 @@ static bool edge_against_order(const gm_vfy *c, const gm_node *src, const gm_nod
 
 typedef struct order_walk {
     int64_t j;
-    size_t bad;
+    size_t bad, unknown;
 } order_walk;
 
 static gm_status order_entry(gm_vfy *c, const cJSON *it, size_t i, void *ctx)
@@ -92,6 +92,7 @@ static gm_status order_entry(gm_vfy *c, const cJSON *it, size_t i, void *ctx)
     }
     if (!x) {
         w->bad++;
+        w->unknown++;
         PROBLEM(c, GM_PLAN_P_BAD_ORDER, -1, -1, NULL, -1, false, "\"order\" entry %lld names no node%s%s",
                 (long long)w->j, cJSON_IsString(it) ? ": " : "", cJSON_IsString(it) ? it->valuestring : "");
     } else if (c->pos[x->topo_id] >= 0) {
@@ -113,11 +114,13 @@ static gm_status build_pos(gm_vfy *c, gm_error *err)
     if (!c->pos) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) c->pos[i] = -1;
     bool order = c->order.item != NULL;
-    order_walk w = {0, 0};
+    order_walk w = {0, 0, 0};
     if (order) {
         gm_status st = gm_vfy_each(c, &c->order, order_entry, &w, err);
         if (st == GM_ERR_NOMEM) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
         if (st != GM_OK) return st;
+        c->v->order_nodes = (size_t)w.j;
+        c->v->order_unknown = w.unknown;
         size_t missing = 0;
         const gm_node *first = NULL;
         for (size_t i = 0; i < n; i++)
@@ -208,7 +211,7 @@ static int32_t emit(ev_build *b, const gm_node *n, bool exit)
         merge_subgraph_exits(c, e, n);
     } else {
         /* start writers (root Data, Const, Variable) ran before everything: their edges order
-         * nothing (spec/plan-format.md, "Start and end") */
+         * nothing (docs/plan-format.md, "Start and end") */
         for (uint32_t k = 0; k < n->n_in; k++)
             if (n->in[k].src && !gm_node_at_start(n->in[k].src)) vc_merge(c, e, c->ev_exit[n->in[k].src->topo_id]);
         for (uint32_t k = 0; k < n->ctrl_in.n; k++)

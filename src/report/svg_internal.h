@@ -44,7 +44,12 @@ typedef struct tl_plan {
     const char *model, *strategy;
     const char **order;       /* node names by position (borrowed from root) */
     size_t n_order;
-    int64_t npos;             /* positions drawn: the order, or past the last lifetime */
+    int64_t npos;             /* the order's positions (at least 1) */
+    /* The columns across (svg_columns.c): position i is drawn over columns [col[i], col[i + 1]),
+     * one column for a node that computes, none for a folded Const, Data or Variable; column c
+     * is position col_pos[c] (col_pos[ncols] = npos). */
+    int64_t *col, *col_pos, ncols;
+    size_t n_folded;
     int64_t lower_bound, feature_map, zero_copy, fixed;
     tl_region *regions;
     size_t n_regions;
@@ -60,13 +65,39 @@ gm_status tl_plan_read(tl_plan *p, const gm_model *m, const char *text, size_t l
                        gm_error *err);
 void tl_plan_free(tl_plan *p);
 
+/* Gives the positions their columns: m NULL, every position one. GM_ERR_NOMEM. */
+gm_status tl_columns_build(tl_plan *p, const gm_model *m);
+static inline bool tl_folded(const tl_plan *p, int64_t pos) { return p->col[pos + 1] == p->col[pos]; }
+
 /* The geometry shared by the drawing parts. */
 typedef struct tl_layout {
     double left, width;       /* plot area across */
-    double px_per_pos;
+    double px_per_pos;        /* per column */
 } tl_layout;
 
-static inline double tl_x(const tl_layout *l, double pos) { return l->left + pos * l->px_per_pos; }
+/* The left edge of column `col` (a column, not a position: p->col maps one to the other). */
+static inline double tl_x(const tl_layout *l, double col) { return l->left + col * l->px_per_pos; }
+static inline double tl_addr_y(const tl_region *g, double a) { return g->y + g->h - a * g->h / (double)g->scale; }
+
+typedef struct tl_box {
+    double x0, x1, y0, y1; /* pixels; y0 the top */
+} tl_box;
+
+/* A symbol's box: across its lifetime's columns, up its addresses. */
+static inline tl_box tl_sym_box(const tl_plan *p, const tl_layout *l, const tl_sym *y)
+{
+    const tl_region *g = &p->regions[y->region];
+    tl_box b = {tl_x(l, (double)p->col[y->first]), tl_x(l, (double)p->col[y->last + 1]),
+                tl_addr_y(g, (double)(y->off + y->size)), tl_addr_y(g, (double)y->off)};
+    return b;
+}
+
+/* Region r's symbols, largest first: by bytes, or by their box's area, then area (gm_malloc'd;
+ * *n of them). NULL: out of memory. */
+size_t *tl_syms_ranked(const tl_plan *p, const tl_layout *l, size_t r, bool by_bytes, size_t *n);
+/* Names and sizes of the largest boxes of region r, written in the boxes that have room for
+ * them (svg_labels.c), at most `max`; returns how many. */
+size_t tl_draw_labels(gm_rtext *t, const tl_plan *p, const tl_layout *l, size_t r, size_t max);
 
 /* Stream lanes beneath the panels, from y; returns the height used. */
 double tl_draw_lanes(gm_rtext *t, const tl_plan *p, const gm_model *m, const tl_layout *l, double y);

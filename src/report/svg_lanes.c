@@ -1,7 +1,8 @@
 /*
  * svg_lanes.c — beneath the memory panels: one lane per stream saying which node runs at each
- * position (a pass's inserted nodes in red), and the position axis. With more positions than
- * half the plot's pixels a lane is binned per pixel column, so its size is bounded by the width.
+ * column (a pass's inserted nodes in red; folded Const/Data positions have none), and the
+ * position axis. With more columns than half the plot's pixels a lane is binned per pixel
+ * column, so its size is bounded by the width.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,11 +21,12 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The distinct streams of the order's nodes, ascending, at most MAX_LANES. */
+/* The distinct streams of the order's drawn nodes, ascending, at most MAX_LANES. */
 static size_t lane_streams(const tl_plan *p, const gm_model *m, int64_t *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_order; i++) {
+        if (tl_folded(p, (int64_t)i)) continue;
         const gm_node *node = gm_model_find_node(m, p->order[i]);
         int64_t s = node ? gm_node_stream(node) : 0;
         bool seen = false;
@@ -47,12 +49,13 @@ static void lane_nodes(gm_rtext *t, const tl_plan *p, const gm_model *m, const t
                        size_t n, double y)
 {
     for (size_t i = 0; i < p->n_order; i++) {
+        if (tl_folded(p, (int64_t)i)) continue;
         const gm_node *node = gm_model_find_node(m, p->order[i]);
         size_t k = lane_of(streams, n, node ? gm_node_stream(node) : 0);
         bool ins = gm_strmap_get(&p->inserted, p->order[i]) != NULL;
         double w = l->px_per_pos > 1.5 ? l->px_per_pos - 0.5 : l->px_per_pos;
         gm_rt_printf(t, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"><title>%zu: ",
-                     ins ? "ni" : "n", tl_x(l, (double)i), y + (double)k * (LANE_H + LANE_GAP), w, LANE_H, i);
+                     ins ? "ni" : "n", tl_x(l, (double)p->col[i]), y + (double)k * (LANE_H + LANE_GAP), w, LANE_H, i);
         gm_rt_xml(t, p->order[i]);
         if (node) {
             gm_rt_puts(t, " (");
@@ -73,9 +76,10 @@ static gm_status lane_binned(gm_rtext *t, const tl_plan *p, const gm_model *m, c
     unsigned char *cell = gm_calloc(cols * n, 1);
     if (!cell) return GM_ERR_NOMEM;
     for (size_t i = 0; i < p->n_order; i++) {
+        if (tl_folded(p, (int64_t)i)) continue;
         const gm_node *node = gm_model_find_node(m, p->order[i]);
         size_t k = lane_of(streams, n, node ? gm_node_stream(node) : 0);
-        size_t c = (size_t)((double)i * l->px_per_pos);
+        size_t c = (size_t)((double)p->col[i] * l->px_per_pos);
         if (c >= cols) c = cols - 1;
         unsigned char v = gm_strmap_get(&p->inserted, p->order[i]) ? 2 : 1;
         if (cell[k * cols + c] < v) cell[k * cols + c] = v;
@@ -126,17 +130,19 @@ static int64_t nice_step(int64_t span)
     }
 }
 
+/* Ticks per column, labelled with the plan's positions (what titles and the peak name), so
+ * with folded positions the labels step unevenly. */
 void tl_draw_position_axis(gm_rtext *t, const tl_plan *p, const tl_layout *l, double y)
 {
-    int64_t step = nice_step(p->npos);
+    int64_t step = nice_step(p->ncols);
     gm_rt_printf(t, "<line class=\"axl\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", l->left, y,
                  l->left + l->width, y);
-    for (int64_t v = 0; v <= p->npos; v += step) {
+    for (int64_t v = 0; v <= p->ncols; v += step) {
         double x = tl_x(l, (double)v);
         gm_rt_printf(t, "<line class=\"axl\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                         "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>\n",
-                     x, y, x, y + 4, x, y + 15, (long long)v);
+                     x, y, x, y + 4, x, y + 15, (long long)p->col_pos[v]);
     }
-    gm_rt_printf(t, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">execution position</text>\n",
-                 l->left + l->width, y + 28);
+    gm_rt_printf(t, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">execution position%s</text>\n",
+                 l->left + l->width, y + 28, p->n_folded ? " (Const/Data/Variable positions folded)" : "");
 }

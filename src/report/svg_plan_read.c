@@ -1,5 +1,5 @@
 /*
- * svg_plan_read.c — the plan JSON (spec/plan-format.md) read for the memory timeline: regions,
+ * svg_plan_read.c — the plan JSON (docs/plan-format.md) read for the memory timeline: regions,
  * symbols with their boxes, which symbols a pass's inserted copy produces, the lower-bound line
  * per feature map, and the continuous groups of the model as boxes around their members.
  * Strings stay in the cJSON tree, which lives as long as the tl_plan.
@@ -241,12 +241,15 @@ gm_status tl_plan_read(tl_plan *p, const gm_model *m, const char *text, size_t l
     if (st != GM_OK) return st;
     if (p->npos < 1) p->npos = 1;
     set_bounds(p);
+    if (tl_columns_build(p, m) != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory", src);
     return m ? read_groups(p, m, src, err) : GM_OK;
 }
 
 void tl_plan_free(tl_plan *p)
 {
     gm_strmap_free(&p->inserted);
+    gm_free(p->col);
+    gm_free(p->col_pos);
     gm_free(p->groups);
     gm_free(p->syms);
     gm_free(p->regions);

@@ -20,6 +20,8 @@
 #define PANEL_GAP 58.0     /* label above, position labels below */
 #define CELL 2             /* aggregation cell, pixels square */
 #define ANCHORS_SHOWN 8
+#define FM_LABELS 12   /* the largest boxes named in a panel, at most */
+#define OTHER_LABELS 6
 
 /* Base colours: feature map per memory type (hbm, p2p, ts, host, other), zero copy, fixed. */
 static const char *const k_fm_colours[] = {"#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#edc948"};
@@ -60,8 +62,6 @@ typedef struct tl_ctx {
     tl_layout l;
 } tl_ctx;
 
-static double addr_y(const tl_region *g, double a) { return g->y + g->h - a * g->h / (double)g->scale; }
-
 static void header(tl_ctx *c, double total_w, double total_h)
 {
     gm_rtext *t = c->t;
@@ -79,7 +79,8 @@ static void header(tl_ctx *c, double total_w, double total_h)
                   ".grp{fill:none;stroke:#222;stroke-width:1.2;stroke-dasharray:4,2}\n"
                   ".lb{stroke:#e15759;stroke-width:1.5;stroke-dasharray:6,3} .peak{stroke:#222;stroke-width:1.2;stroke-dasharray:2,2}\n"
                   ".a1{fill-opacity:0.3} .a2{fill-opacity:0.5} .a3{fill-opacity:0.75} .a4{fill-opacity:1}\n"
-                  ".n{fill:#8cb4d9} .ni{fill:#d62728}\n");
+                  ".n{fill:#8cb4d9} .ni{fill:#d62728}\n"
+                  ".label{pointer-events:none} .lbg{fill:#fff;fill-opacity:0.85} .lbo{stroke:#888;stroke-width:0.6} .lbl{font-size:10px;fill:#111} .lsz{font-weight:bold}\n");
     char shade[8];
     for (size_t r = 0; r < c->p->n_regions; r++) {
         const char *base = region_colour(&c->p->regions[r]);
@@ -113,6 +114,7 @@ static void title_block(tl_ctx *c)
     }
     gm_rt_printf(t, "; %zu symbols, %zu of run-time size (not drawn); %lld positions", p->n_syms + p->n_dynamic,
                  p->n_dynamic, (long long)p->npos);
+    if (p->n_folded) gm_rt_printf(t, ", %zu of them Const/Data/Variable, folded", p->n_folded);
     if (p->strategy) {
         gm_rt_puts(t, "; strategy ");
         gm_rt_xml(t, p->strategy);
@@ -127,7 +129,7 @@ static void address_axis(tl_ctx *c, const tl_region *g)
     int64_t step = 1;
     while (g->scale / step > 4) step *= 2;
     for (int64_t a = 0; a <= g->scale; a += step) {
-        double y = addr_y(g, (double)a);
+        double y = tl_addr_y(g, (double)a);
         gm_rt_printf(t, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                         "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
                      c->l.left, y, c->l.left + c->l.width, y, c->l.left - 6, y + 3);
@@ -184,22 +186,10 @@ static void sym_title(tl_ctx *c, const tl_sym *y)
     gm_rt_puts(t, "</title>");
 }
 
-typedef struct tl_box {
-    double x0, x1, y0, y1; /* pixels; y0 the top */
-} tl_box;
-
-static tl_box sym_box(const tl_ctx *c, const tl_sym *y)
-{
-    const tl_region *g = &c->p->regions[y->region];
-    tl_box b = {tl_x(&c->l, (double)y->first), tl_x(&c->l, (double)(y->last + 1)),
-                addr_y(g, (double)(y->off + y->size)), addr_y(g, (double)y->off)};
-    return b;
-}
-
 /* One box; tiny ones are drawn at least a pixel (or half) so none disappears. */
 static void draw_box(tl_ctx *c, const tl_sym *y, size_t index)
 {
-    tl_box b = sym_box(c, y);
+    tl_box b = tl_sym_box(c->p, &c->l, y);
     double w = b.x1 - b.x0, h = b.y1 - b.y0;
     if (w < 1) w = 1;
     if (h < 1) h = 1, b.y0 = b.y1 - 1;
@@ -211,15 +201,41 @@ static void draw_box(tl_ctx *c, const tl_sym *y, size_t index)
 }
 
 typedef struct area_rank {
-    double area;
+    double key, area;
     size_t sym;
 } area_rank;
 
-static int by_area_desc(const void *a, const void *b)
+static int by_key_desc(const void *a, const void *b)
 {
     const area_rank *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? 1 : -1;
     if (x->area != y->area) return x->area < y->area ? 1 : -1;
     return (x->sym > y->sym) - (x->sym < y->sym);
+}
+
+size_t *tl_syms_ranked(const tl_plan *p, const tl_layout *l, size_t r, bool by_bytes, size_t *n)
+{
+    *n = 0;
+    area_rank *rank = gm_malloc((p->regions[r].n_syms ? p->regions[r].n_syms : 1) * sizeof *rank);
+    size_t *out = gm_malloc((p->regions[r].n_syms ? p->regions[r].n_syms : 1) * sizeof *out);
+    if (!rank || !out) {
+        gm_free(rank);
+        gm_free(out);
+        *n = p->regions[r].n_syms;
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < p->n_syms; i++) {
+        if (p->syms[i].region != r) continue;
+        tl_box b = tl_sym_box(p, l, &p->syms[i]);
+        double area = (b.x1 - b.x0) * (b.y1 - b.y0);
+        rank[k++] = (area_rank){by_bytes ? (double)p->syms[i].size : area, area, i};
+    }
+    qsort(rank, k, sizeof *rank, by_key_desc);
+    for (size_t j = 0; j < k; j++) out[j] = rank[j].sym;
+    gm_free(rank);
+    *n = k;
+    return out;
 }
 
 /* Adds the box's overlap with each cell to the cells' coverage (fractions of a cell). */
@@ -266,7 +282,8 @@ static void emit_cells(tl_ctx *c, const tl_region *g, size_t gi, const float *co
 static gm_status draw_aggregated(tl_ctx *c, size_t gi, size_t *drawn, size_t *binned)
 {
     const tl_region *g = &c->p->regions[gi];
-    area_rank *rank = gm_malloc(g->n_syms * sizeof *rank);
+    size_t n = 0;
+    size_t *rank = tl_syms_ranked(c->p, &c->l, gi, false, &n);
     size_t cols = (size_t)ceil(c->l.width / CELL), rows = (size_t)ceil(g->h / CELL);
     float *cov = gm_calloc(cols * rows, sizeof *cov);
     if (!rank || !cov) {
@@ -274,18 +291,11 @@ static gm_status draw_aggregated(tl_ctx *c, size_t gi, size_t *drawn, size_t *bi
         gm_free(cov);
         return GM_ERR_NOMEM;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < c->p->n_syms; i++) {
-        if (c->p->syms[i].region != gi) continue;
-        tl_box b = sym_box(c, &c->p->syms[i]);
-        rank[n++] = (area_rank){(b.x1 - b.x0) * (b.y1 - b.y0), i};
-    }
-    qsort(rank, n, sizeof *rank, by_area_desc);
     for (size_t j = 0; j < n; j++) {
-        const tl_sym *y = &c->p->syms[rank[j].sym];
-        tl_box b = sym_box(c, y);
+        const tl_sym *y = &c->p->syms[rank[j]];
+        tl_box b = tl_sym_box(c->p, &c->l, y);
         if (*drawn < c->o->max_boxes && b.x1 - b.x0 >= 2 && b.y1 - b.y0 >= 2) {
-            draw_box(c, y, rank[j].sym);
+            draw_box(c, y, rank[j]);
             (*drawn)++;
         } else {
             bin_box(cov, cols, rows, b.x0 - c->l.left, b.x1 - c->l.left, b.y0 - g->y, b.y1 - g->y);
@@ -304,8 +314,8 @@ static void draw_groups(tl_ctx *c, size_t gi)
     for (size_t i = 0; i < c->p->n_groups; i++) {
         const tl_group *q = &c->p->groups[i];
         if (q->region != (long)gi || q->members < 2) continue;
-        double x0 = tl_x(&c->l, (double)q->first), x1 = tl_x(&c->l, (double)(q->last + 1));
-        double y0 = addr_y(g, (double)q->hi), y1 = addr_y(g, (double)q->lo);
+        double x0 = tl_x(&c->l, (double)c->p->col[q->first]), x1 = tl_x(&c->l, (double)c->p->col[q->last + 1]);
+        double y0 = tl_addr_y(g, (double)q->hi), y1 = tl_addr_y(g, (double)q->lo);
         gm_rt_printf(c->t, "<rect class=\"grp\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>continuous %s of ",
                      x0, y0, x1 - x0, fmax(1, y1 - y0), q->out ? "outputs" : "inputs");
         gm_rt_xml(c->t, q->node);
@@ -314,7 +324,8 @@ static void draw_groups(tl_ctx *c, size_t gi)
     }
 }
 
-/* The position where the most bytes of the panel are live (lifetimes as packed). */
+/* The position where the most bytes of the panel are live (lifetimes as packed); a folded
+ * position has no column to draw it in, and what lives there lives on into the next one. */
 static gm_status draw_peak(tl_ctx *c, size_t gi)
 {
     const tl_region *g = &c->p->regions[gi];
@@ -329,10 +340,10 @@ static gm_status draw_peak(tl_ctx *c, size_t gi)
     int64_t live = 0, best = -1, at = 0;
     for (int64_t pos = 0; pos < c->p->npos; pos++) {
         live += d[pos];
-        if (live > best) best = live, at = pos;
+        if (live > best && !tl_folded(c->p, pos)) best = live, at = pos;
     }
     gm_free(d);
-    double x = tl_x(&c->l, (double)at + 0.5);
+    double x = tl_x(&c->l, (double)c->p->col[at] + 0.5);
     gm_rt_printf(c->t, "<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>peak</title></line>\n",
                  x, g->y, x, g->y + g->h);
     gm_rt_printf(c->t, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak ", x, g->y - 4,
@@ -346,7 +357,7 @@ static gm_status draw_peak(tl_ctx *c, size_t gi)
 
 static void draw_bound(tl_ctx *c, const tl_region *g)
 {
-    double y = addr_y(g, (double)g->bound);
+    double y = tl_addr_y(g, (double)g->bound);
     gm_rt_printf(c->t, "<line class=\"lb\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>lower bound %lld bytes</title></line>\n",
                  c->l.left, y, c->l.left + c->l.width, y, (long long)g->bound);
     gm_rt_printf(c->t, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\">lower bound ", c->l.left + c->l.width + 3, y + 3);
@@ -379,6 +390,7 @@ static gm_status draw_panel(tl_ctx *c, size_t gi)
     draw_groups(c, gi);
     if (g->feature_map && g->n_syms && draw_peak(c, gi) != GM_OK) return GM_ERR_NOMEM;
     if (g->feature_map && g->bound >= 0) draw_bound(c, g);
+    tl_draw_labels(t, c->p, &c->l, gi, g->feature_map ? FM_LABELS : OTHER_LABELS); /* on top: read, not covered */
     tl_draw_position_axis(t, c->p, &c->l, g->y + g->h);
     gm_rt_puts(t, "</g>\n");
     return GM_OK;
@@ -446,7 +458,7 @@ gm_status gm_report_svg_timeline(const gm_model *m, const char *plan, size_t len
     tl_ctx c = {.t = &t, .p = &p, .m = m, .o = o};
     c.l.left = MARGIN_LEFT;
     c.l.width = o->width < 200 ? 200 : o->width > 20000 ? 20000 : o->width; /* the grids scale with it */
-    c.l.px_per_pos = c.l.width / (double)p.npos;
+    c.l.px_per_pos = c.l.width / (double)p.ncols;
     double y = layout(&c, &p);
     /* The lanes' height is known before drawing: count the streams the same way. */
     gm_rtext body = {0};

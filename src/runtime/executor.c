@@ -4,7 +4,7 @@
  *
  * Tasks. Walking the model order (subgraph bodies after their parent, as the planner saw it),
  * each node gets an enter task, and a node with subgraphs also an exit task after its bodies —
- * the planner's execution model (spec/plan-format.md). An If or Case runs one branch per
+ * the planner's execution model (docs/plan-format.md). An If or Case runs one branch per
  * iteration (iteration k: branch k mod count, so all of them run over the iterations; the
  * others' tasks do nothing but keep the order), and a While body runs once per iteration,
  * after its cond (the body's first tasks wait for every cond task).

@@ -119,7 +119,7 @@ gm_status gm_exec_for_each_dep(gm_exec *x, size_t t, gm_status (*fn)(gm_exec *, 
         st = fn(x, t, (size_t)x->task_of[1][n->ctrl_in.v[i]->topo_id]);
     const gm_node *p = n->graph->parent;
     if (p && st == GM_OK) st = fn(x, t, (size_t)x->task_of[0][p->topo_id]);
-    /* A While runs its cond, then its body (spec/plan-format.md): the body's sources wait for
+    /* A While runs its cond, then its body (docs/plan-format.md): the body's sources wait for
      * every node of the cond, and every other body node follows a source. The access-order
      * pass and the verifier leave a cond/body pair to this order (they cannot edge across
      * graphs). */
