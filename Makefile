@@ -2,7 +2,8 @@
 # (Debian packages), configures and runs.
 #   make        build everything into build/ (the command is build/graphmem)
 #   make run    build and run `graphmem plan` on the embedded example
-#   make test   build with ASan + UBSan into build/asan and run every test (CTest)
+#   make test   build with ASan + UBSan into build/asan and run every test (CTest), then the
+#               executor's full matrix in the Release build (build/)
 #   make tsan   build with ThreadSanitizer into build/tsan and run the concurrent tests (label tsan)
 #   make bench  build and run the benchmarks of BENCHMARKS.md (load, passes, plan, allocator, scale)
 #   make fuzz   build the libFuzzer targets with clang and run each FUZZ_SECONDS (docs/FUZZING.md)
@@ -43,6 +44,12 @@ test: deps test-deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGM_SANITIZE=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
+	@# The executor's full matrix (resnet18 and the transformer on 1-8 streams, memory first and the
+	@# learned plan compared on them) in the optimized build: under the sanitizers its per-byte
+	@# checks take minutes, and there it runs a reduced set (tests/test_executor_dynamic.c).
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target test_executor_dynamic >/dev/null
+	cd $(BUILD) && ctest --output-on-failure -R '^test_executor_dynamic$$'
 
 tsan: deps
 	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DGM_TSAN=ON -DGM_WERROR=ON $(CMAKE_FLAGS) >/dev/null
