@@ -112,6 +112,7 @@ expect 2 "bad GE option" "$GM" plan --option featureBaseRefreshable=1 && has "$T
 expect 2 "bad align" "$GM" plan --align 300 && has "$TMP/err" "power of two" "align"
 expect 2 "bad threads" "$GM" plan --threads 0
 expect 2 "unknown strategy" "$GM" plan --strategy nope && has "$TMP/err" "unknown strategy 'nope'" "strategy"
+expect 0 "plan --budget" "$GM" plan --budget 1 && has "$TMP/out" "verified                   yes" "a clock budget plans"
 expect 0 "one strategy" "$GM" plan --strategy max-block && has "$TMP/out" "max-block, of 1 side by side" "one ran"
 
 # run: the example executed on host streams, every read checked.
@@ -406,6 +407,22 @@ expect 1 "verify against another model" "$GM" verify "$EX" "$TMP/lm.plan.json" \
 if head -1 "$TMP/out" | grep -q "a plan for another model"; then passes=$((passes + 1)); else
   echo "FAIL: the other-model line is not first"; fails=$((fails + 1)); fi
 [ "$(wc -l <"$TMP/out")" -le 14 ] && passes=$((passes + 1)) || { echo "FAIL: verify against another model printed $(wc -l <"$TMP/out") lines"; fails=$((fails + 1)); }
+# verify against the model as the user has it (issue 27): the passes the plan records run again
+# on it and must insert what the plan lists; the graph --dump-graph wrote verifies as it is; a
+# plan whose passes do not give its graph says so first.
+expect 0 "plan the example" "$GM" plan "$EX" -q -o "$TMP/ex.plan.json" --dump-graph "$TMP/ex.after.json"
+has "$TMP/ex.plan.json" '"passes": [' "the plan records its passes"
+expect 0 "verify against the original" "$GM" verify "$EX" "$TMP/ex.plan.json" && has "$TMP/out" "plan OK" "valid" \
+  && has "$TMP/out" "passes, run again: 7 nodes" "says the passes ran again"
+expect 0 "verify against the graph after the passes" "$GM" verify "$TMP/ex.after.json" "$TMP/ex.plan.json" && has "$TMP/out" "plan OK" "valid too"
+expect 0 "verify the race's plan against its model" "$GM" verify "$TMP/race.json" "$TMP/race.plan.json" \
+  && has "$TMP/out" "and 1 control edges inserted" "the edge again"
+grep -v '^  "subgraph",$' "$TMP/ex.plan.json" >"$TMP/ex.nosub.plan.json"
+expect 1 "a plan whose passes do not give its graph" "$GM" verify "$EX" "$TMP/ex.nosub.plan.json" \
+  && has "$TMP/out" "passes: the plan lists inserted node" "names the node"
+if sed -n 1p "$TMP/out" | grep -q "passes: "; then passes=$((passes + 1)); else echo "FAIL: the passes' mismatch is not first"; fails=$((fails + 1)); fi
+expect 0 "verify --json says the passes ran" "$GM" verify --json "$EX" "$TMP/ex.plan.json" && has "$TMP/out" '"passes_run_again":	true' "json"
+
 # Help covers every command's options, the strategy names, the ranges and the exit status.
 expect 0 "--help" "$GM" --help
 for t in "Options of run:" "Options of convert:" "--memory-limit" "--to json|onnx|ge" "Exit status:" "  3  " \

@@ -47,6 +47,8 @@ typedef enum gm_plan_problem_kind {
     GM_PLAN_P_BOUND,              /* lower_bound_bytes not backed by its witness (members unknown,
                                      ordered, of two batch labels, or too small in sum) */
     GM_PLAN_P_RACE,               /* a write of a symbol and another access of it, unordered */
+    GM_PLAN_P_PASSES,             /* the passes the plan records, run again on the model, insert
+                                     other nodes or edges than the plan lists */
     GM_PLAN_P_KIND_COUNT
 } gm_plan_problem_kind;
 
@@ -95,6 +97,26 @@ gm_status gm_plan_verify_json(const gm_model *m, const char *text, size_t len, c
                               gm_plan_verdict *v, gm_error *err);
 /* The same for a file: GM_ERR_IO when it cannot be read. */
 gm_status gm_plan_verify_file(const gm_model *m, const char *plan_path, gm_plan_verdict *v, gm_error *err);
+
+/* Verifies graphmem's plan against the user's own model, as it was before the compiler passes
+ * (src/plan/verify_passes.c). A plan graphmem wrote records the passes that ran and the GE
+ * options they read ("passes", "options"); they are deterministic, so they run again on m (the
+ * options set on it first) and must insert what the plan lists ("inserted": the same nodes, in
+ * the same graphs, and the same control edges: otherwise a GM_PLAN_P_PASSES problem), and the
+ * plan is then verified against the graph they leave. A plan that records no passes (another
+ * tool's), or an m that already holds the plan's inserted nodes (the graph --dump-graph
+ * wrote), is verified against m as it is. m is edited by the passes: it is the caller's to
+ * free. *rerun (when not NULL) says whether the passes ran. Errors as gm_plan_verify_json, and
+ * a pass's own errors. */
+typedef struct gm_plan_rerun {
+    bool ran;                 /* the passes ran again on m */
+    size_t passes;            /* how many of them */
+    size_t nodes, edges;      /* what they inserted */
+} gm_plan_rerun;
+gm_status gm_plan_verify_json_original(gm_model *m, const char *text, size_t len, const char *source,
+                                       gm_plan_verdict *v, gm_plan_rerun *rerun, gm_error *err);
+gm_status gm_plan_verify_file_original(gm_model *m, const char *plan_path, gm_plan_verdict *v, gm_plan_rerun *rerun,
+                                       gm_error *err);
 
 
 /* ---- the planner v0 (src/plan/planner.c, src/plan/plan_write.c) ----------------------------

@@ -19,6 +19,7 @@ typedef struct gm_cli_opts {
     const char *output, *dump_graph, *svg, *dot, *to;
     const char *dsa;      /* plan --dsa FILE.csv: the offset problem alone */
     double budget_s;      /* --budget SECONDS for the packer's search (default 10) */
+    bool budget_given;    /* plan: --budget bounds the DSA search by the clock (else its nodes) */
     gm_pass_set passes;
     const char *strategy;
     const char *plan_only; /* the first option given that only planning reads (check refuses it) */

@@ -262,6 +262,8 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     po.align = o->align;
     po.report = report;
     po.reproducible = o->reproducible;
+    /* the search's node limit keeps plans the same run to run; a clock budget is the user's call */
+    if (o->budget_given) po.search_budget_s = o->budget_s;
     po.threads = (unsigned)o->threads;
     po.strategy = o->strategy;
     po.no_reuse_ops = getenv("OP_NO_REUSE_MEM"); /* GE reads the same variable */

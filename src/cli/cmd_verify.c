@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "graphmem/plan.h"
 
-static int print_json(const char *plan, const char *model, const gm_plan_verdict *v)
+static int print_json(const char *plan, const char *model, const gm_plan_verdict *v, const gm_plan_rerun *rr)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "plan", plan);
@@ -16,6 +16,12 @@ static int print_json(const char *plan, const char *model, const gm_plan_verdict
     if (v->plan_model[0]) cJSON_AddStringToObject(j, "plan_model", v->plan_model);
     cJSON_AddNumberToObject(j, "order_nodes", (double)v->order_nodes);
     cJSON_AddNumberToObject(j, "order_nodes_not_in_model", (double)v->order_unknown);
+    cJSON_AddBoolToObject(j, "passes_run_again", rr->ran);
+    if (rr->ran) {
+        cJSON_AddNumberToObject(j, "passes", (double)rr->passes);
+        cJSON_AddNumberToObject(j, "passes_inserted_nodes", (double)rr->nodes);
+        cJSON_AddNumberToObject(j, "passes_inserted_edges", (double)rr->edges);
+    }
     cJSON_AddBoolToObject(j, "ok", gm_plan_verdict_ok(v));
     cJSON_AddNumberToObject(j, "symbols", (double)v->symbols);
     cJSON_AddNumberToObject(j, "extent_bytes", (double)v->extent_bytes);
@@ -53,7 +59,9 @@ int gm_cmd_verify(const gm_cli_opts *o)
     if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
     gm_cli_progress_stage("verifying");
     gm_plan_verdict v;
-    gm_status st = gm_plan_verify_file(m, o->positional[1], &v, &err);
+    gm_plan_rerun rr;
+    /* the user's model as it was: the passes the plan records run on it again first */
+    gm_status st = gm_plan_verify_file_original(m, o->positional[1], &v, &rr, &err);
     char model[256];
     snprintf(model, sizeof model, "%s", gm_model_name(m));
     gm_model_free(m);
@@ -75,7 +83,7 @@ int gm_cmd_verify(const gm_cli_opts *o)
                    o->positional[1], v.order_unknown, v.order_nodes, o->positional[0], model);
     }
     if (o->json) {
-        rc = print_json(o->positional[1], model, &v);
+        rc = print_json(o->positional[1], model, &v, &rr);
         if (!rc && !gm_plan_verdict_ok(&v)) rc = 1;
     } else if (gm_plan_verdict_ok(&v)) {
         if (o->verbosity >= 0)
@@ -83,6 +91,10 @@ int gm_cmd_verify(const gm_cli_opts *o)
                    "%zu address-sharing pairs ordered\n",
                    v.symbols, (long long)v.extent_bytes, (long long)v.bytes, (long long)v.region_bytes,
                    v.overlap_checks);
+        if (rr.ran && o->verbosity >= 0)
+            printf("  against %s after the plan's %zu passes, run again: %zu nodes and %zu control edges inserted, "
+                   "as the plan lists\n",
+                   o->positional[0], rr.passes, rr.nodes, rr.edges);
     } else {
         for (size_t i = 0; i < shown; i++)
             printf("%s: %s: %s\n", o->positional[1], gm_plan_problem_kind_name(v.problems[i].kind),

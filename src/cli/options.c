@@ -111,6 +111,7 @@ static gm_status parse_plan_opt(gm_cli_opts *o, const char *arg, int argc, char 
     else if (!strcmp(name, "--budget")) {
         char *end;
         o->budget_s = strtod(v, &end);
+        o->budget_given = true;
         if (end == v || *end || !(o->budget_s > 0) || o->budget_s > 3600)
             return gm_error_set(err, GM_ERR_USAGE, "--budget: '%s' is not a number of seconds in (0, 3600]", v);
     }

@@ -180,6 +180,27 @@ static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
     w->buf[w->len] = '\0';
 }
 
+/* What the passes were given, so that verify can run them again on the user's own model
+ * (verify_passes.c): the passes that ran, and the GE options of the model (they steer them). A
+ * plan made without the passes' report records neither. */
+static void write_passes(gm_jw *w, const gm_model *m, const gm_pass_report *r)
+{
+    if (!r) return;
+    gm_jw_key(w, "passes");
+    gm_jw_open(w, '[');
+    for (int i = 0; i < GM_PASS_COUNT; i++)
+        if (r->ran[i]) gm_jw_str(w, gm_pass_name((gm_pass_id)i));
+    gm_jw_close(w, ']');
+    gm_jw_key(w, "options");
+    gm_jw_open(w, '{');
+    for (size_t i = 0; i < gm_model_option_count(m); i++) {
+        const char *k, *v;
+        gm_model_option_at(m, i, &k, &v);
+        gm_jw_kv_str(w, k, v);
+    }
+    gm_jw_close(w, '}');
+}
+
 static void write_inserted(gm_jw *w, const gm_pass_report *r)
 {
     gm_jw_key(w, "inserted");
@@ -246,6 +267,7 @@ gm_status gm_plan_write_json_read(const gm_model *m, const gm_plan *p, char **te
     gm_jw_open(&w, '{');
     gm_jw_kv_int(&w, "graphmem_plan", 1);
     gm_jw_kv_str(&w, "model", gm_model_name(m));
+    write_passes(&w, m, p->report);
     write_summary(&w, p);
     gm_jw_key(&w, "order");
     gm_jw_open(&w, '[');

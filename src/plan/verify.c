@@ -44,7 +44,7 @@
 
 static const char *const kind_names[GM_PLAN_P_KIND_COUNT] = {
     "unknown-anchor", "bad-order", "unplaced", "duplicate", "split", "too-small",
-    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated", "bound", "race",
+    "misaligned", "region", "fixed-overlap", "overlap", "continuous", "unrelated", "bound", "race", "passes",
 };
 
 const char *gm_plan_problem_kind_name(gm_plan_problem_kind k)
