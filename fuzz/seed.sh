@@ -2,7 +2,8 @@
 # seed.sh — builds the seed corpora of the fuzz targets from the project's real inputs into
 # build/fuzz/corpus/<target>/ (never checked in: the ONNX models alone are 0.5 MB).
 #   fuzz/seed.sh [BUILD_DIR]      (default build/fuzz; run from anywhere)
-# Sources: tests/data (its models too), bench/data/dsa, the graphs of tests/scenarios/*.json, the embedded
+# Sources: tests/data (its models and Loop/Scan/sequence models too), ONNX's backend suite's
+# sequence, optional, Loop, Scan and If models when installed, bench/data/dsa, the graphs of tests/scenarios/*.json, the embedded
 # example, the GE dumps and the DSA CSVs (the large traces cut to their first rows). When the
 # release command build/graphmem exists, the valid JSON graphs are also converted to GE text
 # and ONNX, which gives those two readers seeds with every attribute kind the scenarios use.
@@ -32,9 +33,22 @@ find "$out/fuzz_json" -size 0 -delete
 # The pipeline target skips inputs over 64 KiB, so they are no seeds for it.
 find "$out/fuzz_json" -type f -size -65536c -exec cp {} "$out/fuzz_pipeline/" \;
 
-for f in "$root"/tests/data/models/*.onnx; do
+for f in "$root"/tests/data/models/*.onnx "$root"/tests/data/onnx_loops/*.onnx; do
   [ -f "$f" ] && cp "$f" "$out/fuzz_onnx/$(basename "$f")"
 done
+# ONNX's backend suite (Debian's libonnx-testdata, a test dependency): its sequence, optional,
+# Loop, Scan and If models, the value kinds and bodies the models above have least of (a reader
+# bug on sequence types went unfound while the corpora had none).
+suite=/usr/share/libonnx-testdata/data/node
+if [ -d "$suite" ]; then
+  for d in "$suite"/*; do
+    case "$(basename "$d")" in
+      *sequence*|*optional*|*loop*|*scan*|test_if*) [ -f "$d/model.onnx" ] && cp "$d/model.onnx" "$out/fuzz_onnx/suite_$(basename "$d").onnx" ;;
+    esac
+  done
+else
+  echo "seed.sh: $suite missing (apt-get install libonnx-testdata): no sequence/optional seeds from ONNX's suite" >&2
+fi
 cp "$root"/tests/data/ge/*.txt "$out/fuzz_ge_text/"
 
 cli=$root/build/graphmem

@@ -273,6 +273,37 @@ static void test_const_edge_orders_nothing(void **state)
     gm_model_free(m);
 }
 
+/* A partitioned graph's PlaceHolder standing for a weight (attr parentOpType Const or Variable)
+ * is that weight: fixed memory for the whole run, not a short-lived feature-map tensor (GE's
+ * dumps hold ~100 MB of them). One standing for a Data is an ordinary input of the partition. */
+static const char k_placeholders[] =
+    "{\"graphmem\":1,\"name\":\"partition\",\"graphs\":[{\"name\":\"root\",\"nodes\":["
+    "{\"name\":\"w\",\"type\":\"PlaceHolder\",\"attrs\":{\"parentOpType\":\"Const\"}," F256 "},"
+    "{\"name\":\"v\",\"type\":\"PlaceHolder\",\"attrs\":{\"parentOpType\":\"Variable\"}," F256 "},"
+    "{\"name\":\"d\",\"type\":\"PlaceHolder\",\"attrs\":{\"parentOpType\":\"Data\"}," F256 "},"
+    "{\"name\":\"a\",\"type\":\"Add\",\"inputs\":[\"w:0\",\"d:0\"]," F256 "},"
+    "{\"name\":\"b\",\"type\":\"Mul\",\"inputs\":[\"a:0\",\"v:0\"]," F256 "},"
+    "{\"name\":\"out\",\"type\":\"NetOutput\",\"inputs\":[\"b:0\"]}]}]}";
+
+static void test_weight_placeholders_fixed(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(k_placeholders, strlen(k_placeholders), "partition.json", &m, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    gm_plan *p = plan_and_check(m, "placeholders");
+    assert_int_equal(symbol_named(p, "w_out_0")->region, GM_PLAN_R_FIXED);
+    assert_int_equal(symbol_named(p, "v_out_0")->region, GM_PLAN_R_FIXED);
+    assert_int_equal(symbol_named(p, "d_out_0")->region, GM_PLAN_R_FEATURE_MAP);
+    assert_int_equal(symbol_named(p, "a_out_0")->region, GM_PLAN_R_FEATURE_MAP);
+    gm_model_stats st;
+    gm_model_get_stats(m, &st);
+    assert_int_equal(st.fixed_bytes, 2 * 1024); /* the two weights, as info counts them */
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 /* Bad options are an input error, not a crash. */
 static void test_bad_align(void **state)
 {
@@ -572,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_embedded_example), cmocka_unit_test(test_two_streams),
         cmocka_unit_test(test_bad_align),        cmocka_unit_test(test_models_raw),
         cmocka_unit_test(test_models_after_passes), cmocka_unit_test(test_const_edge_orders_nothing),
+        cmocka_unit_test(test_weight_placeholders_fixed),
         cmocka_unit_test(test_threads_same_plan),
         cmocka_unit_test(test_text_escapes_and_labels),
         cmocka_unit_test(test_passes_symbols_to_planner),

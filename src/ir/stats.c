@@ -29,7 +29,7 @@ void gm_model_get_stats(const gm_model *m, gm_model_stats *st)
                 st->streams++;
             }
             if (n->stream > st->max_stream) st->max_stream = n->stream;
-            bool fixed = (n->op->flags & (GM_OP_CONST | GM_OP_VARIABLE)) != 0;
+            bool fixed = gm_node_is(n, GM_OP_CONST | GM_OP_VARIABLE); /* a weight's PlaceHolder too */
             bool user_in = g->parent == NULL && (n->op->flags & GM_OP_DATA) && !(n->op->flags & GM_OP_VAR_LIKE);
             for (uint32_t k = 0; k < n->n_out; k++) {
                 int64_t sz = gm_desc_size(&n->out[k].desc);

@@ -80,6 +80,7 @@ static const gm_op_info k_ops[] = {
     {"PartitionedCall", CF, GM_CTRL_PARTITIONED_CALL, -1, NULL, NULL},
     {"PhonyConcat", GM_OP_PHONY | GM_OP_PHONY_CONCAT, GM_CTRL_NONE, 0, NULL, NULL},
     {"PhonySplit", GM_OP_PHONY, GM_CTRL_NONE, 0, NULL, NULL},
+    {"PlaceHolder", GM_OP_FRAMEWORK_OP, GM_CTRL_NONE, 0, NULL, NULL},
     {"PointFromInputs", GM_OP_PASS_THROUGH, GM_CTRL_NONE, 0, NULL, NULL},
     {"Rank", SHAPE, GM_CTRL_NONE, 0, NULL, NULL},
     {"ReadVariableOp", IDENT, GM_CTRL_NONE, 0, NULL, NULL},
@@ -194,9 +195,18 @@ bool gm_node_is_slow(const gm_node *n, gm_op_flag flag)
     }
     uint32_t flags = n->op->flags;
     if (flags & GM_OP_FRAMEWORK_OP) {
-        /* GE wraps ops it cannot run natively in a FrameworkOp: the wrapped type counts too. */
-        const char *orig = gm_attrs_get_string(n->attrs, "original_type");
-        if (orig) flags |= gm_op_lookup(orig)->flags;
+        if (!strcmp(n->op->type, "PlaceHolder")) {
+            /* A partitioned graph's PlaceHolder stands for a node of the graph it was cut from
+             * (parentOpType): for a weight's (Const, Variable) it is that weight, which lives
+             * the whole run in fixed memory; GE's dumps hold ~100 MB of them. Only the weight
+             * classes carry over: a Data's PlaceHolder is fed by another partition, not the user. */
+            const char *parent = gm_attrs_get_string(n->attrs, "parentOpType");
+            if (parent) flags |= gm_op_lookup(parent)->flags & (GM_OP_CONST | GM_OP_VARIABLE);
+        } else {
+            /* GE wraps ops it cannot run natively in a FrameworkOp: the wrapped type counts too. */
+            const char *orig = gm_attrs_get_string(n->attrs, "original_type");
+            if (orig) flags |= gm_op_lookup(orig)->flags;
+        }
     }
     return (flags & flag) != 0;
 }

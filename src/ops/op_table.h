@@ -42,8 +42,10 @@ typedef enum gm_op_flag {
     GM_OP_HCCL_ATOMIC = 1u << 25,    /* reducing collectives: accumulate into a cleared output */
     GM_OP_HCCL_NO_ADDR_REFRESH = 1u << 26, /* collectives that cannot refresh addresses at load time */
     GM_OP_ATOMIC_CLEAN = 1u << 27,   /* AtomicAddrClean, MemSet: clear atomic outputs first */
-    GM_OP_FRAMEWORK_OP = 1u << 28,   /* FrameworkOp: a wrapped op; attr original_type names it and
-                                        its classes count too (gm_node_is) */
+    GM_OP_FRAMEWORK_OP = 1u << 28,   /* a node standing for another op, whose classes count too
+                                        (gm_node_is): FrameworkOp wraps the op attr original_type
+                                        names; a PlaceHolder stands for its partition parent's
+                                        weight when attr parentOpType names a Const or Variable */
     GM_OP_REF_SWITCH = 1u << 29,     /* RefSwitch: forwards a ref, writes it (GE sees it wrapped) */
     GM_OP_CMO = 1u << 30,            /* Cmo (cache maintenance): touches no data, GraphLint ignores it */
 } gm_op_flag;

@@ -372,7 +372,8 @@ static gm_status build_accesses(gm_vfy *c)
             bool root = n->graph->parent == NULL;
             uint32_t f = n->op->flags;
             bool root_refdata = root && (f & GM_OP_VAR_LIKE) && (f & GM_OP_DATA);
-            if (a->out && ((f & (GM_OP_CONST | GM_OP_VARIABLE)) || root_refdata)) {
+            /* gm_node_is: a weight's PlaceHolder is a weight too */
+            if (a->out && (gm_node_is(n, GM_OP_CONST | GM_OP_VARIABLE) || root_refdata)) {
                 y->at_start = y->at_end = true;
                 continue;
             }
