@@ -15,8 +15,9 @@ DEBS     := build-essential cmake pkg-config libcjson-dev libcmocka-dev \
             libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjemalloc-dev
 # What only the tests need: groff renders the man page (tests/man_page.sh); Chromium, Graphviz
 # and libpng draw and read back the pictures (tests/svg_chromium.sh); libonnx-testdata holds ONNX's
-# backend test suite (tests/onnx_backend.sh).
-TEST_DEBS := groff-base chromium graphviz libpng-dev libonnx-testdata
+# backend test suite (tests/onnx_backend.sh), whose output tensors python3-onnx reads
+# (tests/onnx_outputs.py).
+TEST_DEBS := groff-base chromium graphviz libpng-dev libonnx-testdata python3-onnx
 BUILD    := build
 ASAN     := build/asan
 TSAN     := build/tsan

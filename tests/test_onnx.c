@@ -816,6 +816,24 @@ static void test_flow_inference(void **state)
     assert_int_equal(iattr(ln, "_gm_carried_outputs"), 1); /* h carried, per_iter stacked */
     const gm_node *cn = gm_model_find_node(m, "cust");
     assert_string_equal(gm_attrs_get_string(*gm_node_attrs((gm_node *)cn), "domain"), "com.example");
+    {
+        /* written back, the domain is the NodeProto's field, not also an attribute (which its
+         * schema does not know: onnx.checker refuses that) */
+        void *wbytes = NULL;
+        size_t wlen = 0;
+        gm_error werr;
+        assert_int_equal(gm_model_write_onnx(m, &wbytes, &wlen, &werr), GM_OK);
+        Onnx__ModelProto *wm = onnx__model_proto__unpack(NULL, wlen, wbytes);
+        assert_non_null(wm);
+        const Onnx__NodeProto *wn = NULL;
+        for (size_t i = 0; i < wm->graph->n_node; i++)
+            if (!strcmp(wm->graph->node[i]->name, "cust")) wn = wm->graph->node[i];
+        assert_non_null(wn);
+        assert_string_equal(wn->domain, "com.example");
+        for (size_t i = 0; i < wn->n_attribute; i++) assert_string_not_equal(wn->attribute[i]->name, "domain");
+        onnx__model_proto__free_unpacked(wm, NULL);
+        free(wbytes);
+    }
     assert_int_equal(gm_node_input_count(cn), 1); /* the captured x */
     assert_int_equal(iattr(gm_model_find_node(m, "cust/fn/x"), "_parent_node_index"), 0);
     const gm_node *out = gm_model_find_node(m, "NetOutput");

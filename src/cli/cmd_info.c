@@ -90,6 +90,37 @@ static int print_json(const gm_model *m, const gm_model_stats *st)
     cJSON *types = cJSON_AddObjectToObject(j, "op_types");
     for (size_t k = 0; tc && k < n; k++) cJSON_AddNumberToObject(types, tc[k].type, (double)tc[k].n);
     free(tc);
+    /* The model's outputs as graphmem sizes them (what shape inference derived): a tool can hold
+     * them against a run's real output tensors. A dim of -1 is unknown until run time; a
+     * shape of null, an unknown rank. */
+    cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
+    gm_graph *root = gm_model_graph_count(m) ? gm_model_graph(m, 0) : NULL;
+    for (size_t i = 0; root && i < gm_graph_node_count(root); i++) {
+        const gm_node *no = gm_graph_node(root, i);
+        if (strcmp(gm_node_type(no), "NetOutput") != 0) continue;
+        for (size_t k = 0; k < gm_node_input_count(no); k++) {
+            int32_t idx = -1;
+            const gm_node *src = gm_node_input(no, k, &idx);
+            const gm_tensor_desc *d = src && idx >= 0 ? gm_node_output_desc(src, (size_t)idx) : NULL;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "index", (double)k);
+            if (src) cJSON_AddStringToObject(e, "node", gm_node_name(src));
+            if (d) {
+                cJSON_AddStringToObject(e, "dtype", gm_dtype_name(gm_desc_dtype(d)));
+                int32_t nd = gm_desc_ndims(d);
+                const int64_t *dims = gm_desc_dims(d);
+                bool unknown_rank = nd < 0 || (nd == 1 && dims[0] == -2);
+                if (unknown_rank) {
+                    cJSON_AddNullToObject(e, "shape");
+                } else {
+                    cJSON *sh = cJSON_AddArrayToObject(e, "shape");
+                    for (int32_t q = 0; q < nd; q++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)dims[q]));
+                }
+            }
+            cJSON_AddItemToArray(outs, e);
+        }
+        break; /* the first NetOutput is the model's outputs */
+    }
     cJSON *opts = cJSON_AddObjectToObject(j, "options");
     for (size_t i = 0; i < gm_model_option_count(m); i++) {
         const char *k, *v;

@@ -551,6 +551,9 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
     for (uint32_t i = 0; i < n_sub; i++) sub_names[i] = subgraph_attr_name(w, n, i);
     pvec attrs = {0};
     for (const gm_attr *a = n->attrs; a; a = a->next) {
+        /* the domain is the NodeProto's own field (the reader keeps it as this attribute): as an
+         * attribute too it would be one the op's schema does not know, which onnx.checker refuses */
+        if (a == da && dom && *dom) continue;
         bool clash = false;
         for (uint32_t i = 0; i < n_sub; i++) clash |= sub_names[i] && strcmp(sub_names[i], a->name) == 0;
         pv_push(w, &attrs, attr_of(w, a, clash));
