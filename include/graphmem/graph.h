@@ -302,6 +302,17 @@ gm_attr **gm_desc_attrs(gm_tensor_desc *d);
 
 /* Lookup and iteration: find is NULL when absent; next is NULL after the last. */
 const gm_attr *gm_attr_find(const gm_attr *list, const char *name);
+/* The bytes attribute in which the ONNX reader keeps an initializer's TensorProto, packed, on its
+ * Const: the data inline, or the external reference as it was. The ONNX writer writes it back as
+ * the initializer, so an ONNX model converted to ONNX keeps its weights; the JSON and GE writers
+ * leave it out (their formats hold no weights), so a dump stays the size of the graph. */
+#define GM_ATTR_ONNX_TENSOR "_onnx_tensor"
+/* The same for the declared type of output k when it is no tensor's (a sequence, an optional, a
+ * map): "_onnx_type.<k>", a packed TypeProto. */
+#define GM_ATTR_ONNX_TYPE_PREFIX "_onnx_type."
+/* Whether attribute `name` is one of those two: ONNX's protobuf bytes, which only the ONNX
+ * writer gives back and the other formats leave out. */
+bool gm_attr_is_onnx_proto(const char *name);
 const gm_attr *gm_attr_next(const gm_attr *a);
 const char *gm_attr_name(const gm_attr *a);
 gm_attr_kind gm_attr_get_kind(const gm_attr *a);

@@ -238,7 +238,7 @@ static void **build_attr_map(gw *w, const ProtobufCMessageDescriptor *ed, const 
     if (!arr) return NULL;
     size_t k = 0;
     for (const gm_attr *a = list; a; a = a->next) {
-        if (keep && !keep(a)) continue;
+        if ((keep && !keep(a)) || gm_attr_is_onnx_proto(a->name)) continue; /* ONNX's protobuf bytes: ONNX's alone */
         if (!(arr[k++] = map_entry(w, ed, a->name, build_attr(w, a)))) return NULL;
     }
     if (extra_key && !(arr[k++] = map_entry(w, ed, extra_key, extra))) return NULL;

@@ -95,6 +95,7 @@ static void write_attrs(gm_jw *w, const gm_attr *list)
     gm_jw_key(w, "attrs");
     gm_jw_open(w, '{');
     for (const gm_attr *a = list; a; a = a->next) {
+        if (gm_attr_is_onnx_proto(a->name)) continue; /* ONNX's protobuf bytes (weights): ONNX's alone */
         snprintf(what, sizeof what, "%s%sattribute '%s'", outer ? outer : "", outer ? ": " : "", a->name);
         w->what = what;
         gm_jw_key(w, a->name);

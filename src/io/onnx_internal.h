@@ -136,13 +136,25 @@ gm_status gm_onnx_dec_record(const char *text, size_t len, gm_onnx_record *r, ch
 
 /* The prefix of every graphmem-specific key, attribute and record. */
 #define GM_ONNX_PREFIX "graphmem."
+/* The prefix a node's graphmem attributes are written with: "__" is ONNX's internal-symbol form,
+ * which onnx.checker lets through on any operator. Files written before it used GM_ONNX_PREFIX
+ * alone; the reader takes both (gm_onnx_meta_name). */
+#define GM_ONNX_NODE_PREFIX "__" GM_ONNX_PREFIX
+/* A node attribute's name with the "__" of GM_ONNX_NODE_PREFIX taken off. */
+const char *gm_onnx_meta_name(const char *name);
 /* Domain of node types ONNX does not define. */
 #define GM_ONNX_DOMAIN "ai.graphmem"
 /* Marks a file graphmem wrote (model metadata key; value "1"). */
 #define GM_ONNX_FORMAT_KEY "graphmem.format"
 /* Starts every record kept in a doc_string. */
 #define GM_ONNX_RECORD_MAGIC "graphmem:"
-/* Location of the data of every initializer graphmem writes: there is none. */
+/* The root graph's record of the operator sets a plain file imports ("<domain>:<version>", the
+ * default domain as ai.onnx) and of its IR version: the writer imports the same, so the node forms
+ * of an older opset (Unsqueeze's axes attribute, Add's broadcast ...) stay valid where they are. */
+#define GM_ONNX_OPSETS_ATTR "_onnx_opset_import"
+#define GM_ONNX_IR_VERSION_ATTR "_onnx_ir_version"
+/* Location of the data of an initializer graphmem writes without its data (a graph that came
+ * from JSON, or an ONNX one whose weights were external): there is none. */
 #define GM_ONNX_NO_DATA "graphmem:no-data"
 
 /* ---- the reader (onnx_read*.c): its state and the functions its files share -------------- */

@@ -197,6 +197,7 @@ void gm_onnx_enc_attrs(gm_onnx_text *t, const gm_attr *list)
 {
     tok(t, "{");
     for (const gm_attr *a = list; a; a = a->next) {
+        if (gm_attr_is_onnx_proto(a->name)) continue; /* the initializer or value_info itself carries it */
         tok_cstr(t, a->name);
         gm_onnx_enc_value(t, a);
     }

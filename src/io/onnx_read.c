@@ -3,8 +3,9 @@
  *
  * Mapping (plain ONNX files):
  *  - graph inputs that are not initializers -> `Data` (root: attr `index` = position; a body:
- *    `_parent_node_index` = position); initializers -> `Const` (dtype + dims; the data, often
- *    external, is never read); every node -> a node of its op_type (a domain other than the
+ *    `_parent_node_index` = position); initializers -> `Const` (dtype + dims; the TensorProto
+ *    kept packed as GM_ATTR_ONNX_TENSOR, for the ONNX writer: external data is never loaded);
+ *    the opset imports and IR version on the root graph (GM_ONNX_OPSETS_ATTR); every node -> a node of its op_type (a domain other than the
  *    standard one kept as attr `domain`); graph outputs -> one `NetOutput`, inputs in order.
  *  - If: input 0 = cond, then every outer-scope value the branches read (recursively, first
  *    use first, once each) as inputs 1..; each branch gets a `Data` per parent input it reads
@@ -246,6 +247,25 @@ static int64_t carried_outputs(const gm_onnx_rnode *rn)
     return c < (int64_t)rn->n_out ? c : (int64_t)rn->n_out;
 }
 
+/* An initializer's TensorProto (or a Constant's value), packed, on its node (GM_ATTR_ONNX_TENSOR):
+ * its data inline or its external reference, as they were, for the ONNX writer to give back. The
+ * record graphmem keeps in the doc_string is not kept twice, nor graphmem's own empty location. */
+static gm_status keep_tensor(rd *r, gm_node *n, const Onnx__TensorProto *tp)
+{
+    for (size_t k = 0; k < tp->n_external_data; k++)
+        if (tp->external_data[k] && tp->external_data[k]->value && !strcmp(tp->external_data[k]->value, GM_ONNX_NO_DATA))
+            return GM_OK;
+    Onnx__TensorProto copy = *tp;
+    copy.doc_string = NULL;
+    size_t len = onnx__tensor_proto__get_packed_size(&copy);
+    uint8_t *buf = gm_malloc(len ? len : 1);
+    if (!buf) return oom(r);
+    onnx__tensor_proto__pack(&copy, buf);
+    gm_status st = gm_attr_set_bytes(gm_node_attrs(n), GM_ATTR_ONNX_TENSOR, buf, len);
+    gm_free(buf);
+    return st == GM_OK ? GM_OK : oom(r);
+}
+
 static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const char *name)
 {
     const Onnx__NodeProto *np = rn->np;
@@ -269,13 +289,17 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
         if (bad >= 0)
             return fail(r, GM_ERR_INPUT, "graph '%s': node '%s': attribute '%s': dim %lld is %lld (" GM_SHAPE_DIM_RULE ")",
                         gname(rg), name, a->name, (long long)bad, (long long)tdims[bad]);
-        if (r->faithful && gm_onnx_has_prefix(a->name, GM_ONNX_PREFIX "attr.")) {
+        if (r->faithful && gm_onnx_has_prefix(gm_onnx_meta_name(a->name), GM_ONNX_PREFIX "attr.")) {
             st = gm_onnx_decode_attr_value(r, n, a);
-        } else if (r->faithful && gm_onnx_has_prefix(a->name, GM_ONNX_PREFIX)) {
+        } else if (r->faithful && gm_onnx_has_prefix(gm_onnx_meta_name(a->name), GM_ONNX_PREFIX)) {
             continue; /* applied once the inputs and outputs exist */
+        } else if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t && !strcmp(a->name, "value") &&
+                   np->op_type && !strcmp(np->op_type, "Constant")) {
+            st = keep_tensor(r, n, a->t); /* a Constant's value, for the writer to give back */
         } else {
             has_domain_attr |= strcmp(a->name, "domain") == 0;
-            st = gm_onnx_convert_attr(r, &n->attrs, a->name, a);
+            /* __gm_*: graphmem's own _gm_* as the writer gives it (onnx_write.c) */
+            st = gm_onnx_convert_attr(r, &n->attrs, gm_onnx_has_prefix(a->name, "__gm_") ? a->name + 1 : a->name, a);
         }
     }
     if (st != GM_OK) return st;
@@ -474,6 +498,7 @@ static gm_status build_initializers(rd *r, gm_onnx_rgraph *rg, const gm_strmap *
         if (idx < 0) return st;
         gm_onnx_rtensor *t = &rg->t[idx];
         t->node = n;
+        if (!sparse && (st = keep_tensor(r, n, tp)) != GM_OK) return st;
         t->from_record = has;
         t->init = (int32_t)i;
         gm_onnx_info *decl = rg->facts ? &rg->facts[idx].decl : NULL;
@@ -686,6 +711,24 @@ static gm_status apply_model_meta(rd *r, const Onnx__ModelProto *mp)
 
 /* Descs of every value once inference is done: inferred facts, or exactly what a file
  * graphmem wrote says. */
+/* A declared type that is no tensor's (a sequence, an optional, a map), packed on the node as
+ * GM_ATTR_ONNX_TYPE_PREFIX "<k>", for the ONNX writer to declare the same: a desc says tensors. */
+static gm_status keep_type(rd *r, gm_node *n, uint32_t k, const Onnx__ValueInfoProto *vi)
+{
+    if (!vi || !vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+        return GM_OK;
+    size_t len = onnx__type_proto__get_packed_size(vi->type);
+    uint8_t *buf = gm_malloc(len ? len : 1);
+    if (!buf) return oom(r);
+    onnx__type_proto__pack(vi->type, buf);
+    char key[48];
+    snprintf(key, sizeof key, GM_ATTR_ONNX_TYPE_PREFIX "%u", k);
+    gm_status st = gm_attr_set_bytes(gm_node_attrs(n), key, buf, len);
+    gm_free(buf);
+    return st == GM_OK ? GM_OK : oom(r);
+}
+
 static gm_status set_descs(rd *r)
 {
     for (size_t gi = 0; gi < r->ng; gi++) {
@@ -694,7 +737,8 @@ static gm_status set_descs(rd *r)
             gm_onnx_rtensor *t = &rg->t[i];
             if (!t->node || t->from_record || t->out >= t->node->n_out) continue;
             gm_tensor_desc *d = &t->node->out[t->out].desc;
-            gm_status st = GM_OK;
+            gm_status st = keep_type(r, t->node, t->out, t->vi);
+            if (st != GM_OK) return st;
             if (r->faithful) {
                 if (t->vi && (st = gm_onnx_desc_from_vi(r, t->vi, d)) != GM_OK) return st;
                 if (t->overlay && (st = gm_onnx_decode_attr_desc(r, t->node, t->overlay, d)) != GM_OK) return st;
@@ -742,6 +786,34 @@ static void rd_free(rd *r)
     gm_strmap_free(&r->onnx_names);
     gm_strmap_free(&r->reserved);
     gm_strmap_free(&r->type_next);
+}
+
+/* The operator sets and IR version of a plain file, on the root graph (GM_ONNX_OPSETS_ATTR); a
+ * file graphmem wrote has them in its graph metadata already. */
+static gm_status keep_opsets(rd *r, const Onnx__ModelProto *mp)
+{
+    gm_graph *root = gm_model_graph(r->m, 0);
+    char **names = gm_calloc(mp->n_opset_import ? mp->n_opset_import : 1, sizeof *names);
+    if (!names) return oom(r);
+    size_t n = 0;
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < mp->n_opset_import && st == GM_OK; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        if (!os || !os->has_version) continue;
+        const char *d = os->domain && *os->domain ? os->domain : "ai.onnx";
+        size_t cap = strlen(d) + 24;
+        if (!(names[n] = gm_malloc(cap))) st = oom(r);
+        else snprintf(names[n++], cap, "%s:%lld", d, (long long)os->version);
+    }
+    if (st == GM_OK && n && gm_attr_set_list_string(gm_graph_attrs(root), GM_ONNX_OPSETS_ATTR,
+                                                    (const char *const *)names, n) != GM_OK)
+        st = oom(r);
+    if (st == GM_OK && mp->has_ir_version &&
+        gm_attr_set_int(gm_graph_attrs(root), GM_ONNX_IR_VERSION_ATTR, mp->ir_version) != GM_OK)
+        st = oom(r);
+    for (size_t i = 0; i < n; i++) gm_free(names[i]);
+    gm_free(names);
+    return st;
 }
 
 /* protobuf-c allocates through gm_malloc, so that its allocations can fail by injection and an
@@ -805,6 +877,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (st == GM_OK && !r.faithful) st = gm_onnx_count_names(&r, mp->graph);
     if (st == GM_OK) st = build_graph(&r, mp->graph, NULL, NULL, root, NULL, GM_ONNX_CF_NONE, &rg);
     if (st == GM_OK && !r.faithful && !gm_onnx_infer_graph(rg)) st = oom(&r);
+    if (st == GM_OK && !r.faithful) st = keep_opsets(&r, mp);
     if (st == GM_OK) st = set_descs(&r);
     if (st == GM_OK && r.faithful) st = apply_model_meta(&r, mp);
     if (st == GM_OK) st = gm_model_finalize(r.m, err);

@@ -25,6 +25,11 @@ static const char *gname(const gm_onnx_rgraph *rg) { return rg->g->name; }
 
 bool gm_onnx_has_prefix(const char *s, const char *prefix) { return s && strncmp(s, prefix, strlen(prefix)) == 0; }
 
+const char *gm_onnx_meta_name(const char *name)
+{
+    return gm_onnx_has_prefix(name, GM_ONNX_NODE_PREFIX) ? name + 2 : name;
+}
+
 /* An ONNX attribute as a graphmem attribute (name given). TENSOR, GRAPH and the rarer kinds
  * are skipped: shape inference reads tensors from the protobuf directly. */
 gm_status gm_onnx_convert_attr(rd *r, gm_attr **list, const char *name, const Onnx__AttributeProto *a)
@@ -134,7 +139,7 @@ static gm_status dec_value_cb(const char *t, size_t len, void *vt, char *why, si
 
 gm_status gm_onnx_decode_attr_value(rd *r, gm_node *n, const Onnx__AttributeProto *a)
 {
-    value_target vt = {&n->attrs, a->name + strlen(GM_ONNX_PREFIX "attr.")};
+    value_target vt = {&n->attrs, gm_onnx_meta_name(a->name) + strlen(GM_ONNX_PREFIX "attr.")};
     return decode_text(r, n, a, dec_value_cb, &vt);
 }
 
@@ -178,7 +183,7 @@ gm_status gm_onnx_apply_meta_attrs(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn)
     const Onnx__NodeProto *np = rn->np;
     for (size_t i = 0; i < np->n_attribute; i++) {
         const Onnx__AttributeProto *a = np->attribute[i];
-        const char *nm = a->name;
+        const char *nm = a->name ? gm_onnx_meta_name(a->name) : NULL;
         gm_status st = GM_OK;
         if (!gm_onnx_has_prefix(nm, GM_ONNX_PREFIX)) continue;
         if (strcmp(nm, GM_ONNX_PREFIX "stream") == 0) {

@@ -2,20 +2,25 @@
  * onnx_write.c — the ONNX writer: graphmem's IR to ModelProto bytes that Netron and the ONNX
  * tools open, and that onnx_read.c reads back to the same IR.
  *
- * Layout: ir_version 8, opset "" 17 (plus "ai.graphmem" 1 and any domain a node names),
- * producer "graphmem". The root graph is ModelProto.graph; a subgraph is a GRAPH attribute of
+ * Layout: the IR version and operator sets the model was read with (GM_ONNX_OPSETS_ATTR on the
+ * root graph), else ir_version 8 and opset "" 17; plus "ai.graphmem" 1 and any other domain a
+ * node names; producer "graphmem". The root graph is ModelProto.graph; a subgraph is a GRAPH attribute of
  * its parent node. In each graph, in the graph's (topological) node order:
  *  - a Data-like node (Data, RefData, AippData, AnnData) without inputs and with one output ->
  *    a graph input (ValueInfo: dtype, shape);
- *  - a Const-like or Variable node without inputs and with one output -> an initializer: dims
- *    and data_type, no data (data_location EXTERNAL, location "graphmem:no-data");
+ *  - a Const-like or Variable node without inputs and with one output -> an initializer: the
+ *    TensorProto the reader kept (GM_ATTR_ONNX_TENSOR: its data inline or its external reference,
+ *    as they were), else dims and data_type without data (data_location EXTERNAL, location
+ *    "graphmem:no-data");
  *  - the first NetOutput -> the graph outputs: its inputs' values in order ("" unconnected);
  *  - every other node -> a NodeProto: op_type = type; domain = its string attribute `domain`,
  *    else "" for an ONNX operator, else "ai.graphmem". Output k of node n is the value "n:k"
  *    (Data/Const values take the node's name; clashes get "_<j>"); value_info for each output.
  *
  * What ONNX cannot say natively travels under the reserved prefix "graphmem." (text grammar
- * in onnx_meta.c):
+ * in onnx_meta.c); on a node its attributes are written "__graphmem.<...>" (GM_ONNX_NODE_PREFIX:
+ * ONNX's internal-symbol form, which onnx.checker lets through on any operator), and
+ * graphmem's internal _gm_* attributes as __gm_*:
  *  - model metadata_props: graphmem.format = "1" (marks the file as ours), graphmem.name = the
  *    model's name, graphmem.option.<key> = each option in order, graphmem.graph.<graph> = the
  *    graph's attributes (attrs text), one entry per graph in the model's graph order;
@@ -100,6 +105,13 @@ typedef struct wr {
     gm_strmap outs;      /* node name -> char ** value name per output */
     const char **domains; /* domains used besides "" */
     size_t n_domains, cap_domains;
+    Onnx__TypeProto **types; /* unpacked from GM_ATTR_ONNX_TYPE_PREFIX attributes */
+    size_t n_types, cap_types;
+    struct kept_init {
+        Onnx__TensorProto *tp;  /* unpacked from GM_ATTR_ONNX_TENSOR */
+        char *name, *doc;       /* its own, put back before it is freed */
+    } *kept;
+    size_t n_kept, cap_kept;
 } wr;
 
 static void *wr_keep(wr *w, void *p)
@@ -192,10 +204,21 @@ static gm_node *first_netoutput(const gm_graph *g)
     return NULL;
 }
 
+/* An ONNX Constant that holds its value (the tensor the reader kept, or a value_* attribute): it
+ * stays a Constant node, its value its own, where an initializer would have none. */
+static bool constant_with_value(const gm_node *n)
+{
+    if (strcmp(n->type, "Constant") != 0) return false;
+    for (const gm_attr *a = n->attrs; a; a = a->next)
+        if (!strcmp(a->name, GM_ATTR_ONNX_TENSOR) || !strncmp(a->name, "value_", 6) || !strcmp(a->name, "sparse_value"))
+            return true;
+    return false;
+}
+
 static role role_of(const gm_node *n, const gm_node *netout)
 {
     if (n == netout) return R_OUTPUT;
-    if (n->n_in || n->n_out != 1) return R_NODE;
+    if (n->n_in || n->n_out != 1 || constant_with_value(n)) return R_NODE;
     if ((n->op->flags & GM_OP_DATA) && !(n->op->flags & GM_OP_VARIABLE)) return R_INPUT;
     if (n->op->flags & (GM_OP_CONST | GM_OP_VARIABLE)) return R_INIT;
     return R_NODE;
@@ -295,6 +318,23 @@ static Onnx__TypeProto *type_of(wr *w, const gm_tensor_desc *d)
     return tp;
 }
 
+/* The declared type of n's output k that is no tensor's (a sequence, an optional), as the reader
+ * kept it (GM_ATTR_ONNX_TYPE_PREFIX), in the writer's arena; NULL for a tensor's. */
+static Onnx__TypeProto *kept_type(wr *w, const gm_node *n, uint32_t k)
+{
+    char key[48];
+    snprintf(key, sizeof key, GM_ATTR_ONNX_TYPE_PREFIX "%u", k);
+    const gm_attr *a = n ? gm_attr_find(n->attrs, key) : NULL;
+    if (!a || a->kind != GM_ATTR_BYTES || gm_grow((void **)&w->types, sizeof *w->types, w->n_types + 1, &w->cap_types))
+        return NULL;
+    Onnx__TypeProto *tp = onnx__type_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
+    if (tp) w->types[w->n_types++] = tp;
+    return tp;
+}
+
+/* A value_info for output k of n: its kept type, else the one its desc says. */
+static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k);
+
 static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor_desc *d)
 {
     Onnx__ValueInfoProto *vi = wr_alloc(w, sizeof *vi);
@@ -305,6 +345,14 @@ static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor
     return vi;
 }
 
+static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k)
+{
+    Onnx__TypeProto *kept = kept_type(w, n, k);
+    Onnx__ValueInfoProto *vi = value_info(w, name, kept || !n || k >= n->n_out ? NULL : &n->out[k].desc);
+    if (vi && kept) vi->type = kept;
+    return vi;
+}
+
 static char *record_of(wr *w, const gm_node *n, uint32_t pos)
 {
     gm_onnx_text t = {0};
@@ -312,8 +360,44 @@ static char *record_of(wr *w, const gm_node *n, uint32_t pos)
     return wr_text(w, &t, GM_ONNX_RECORD_MAGIC);
 }
 
+/* The initializer the ONNX reader kept on n (GM_ATTR_ONNX_TENSOR): its data and dims as they
+ * were, under the value's name, with n's record. NULL when n keeps none or it does not decode. */
+static Onnx__TensorProto *kept_initializer(wr *w, const char *name, const gm_node *n, uint32_t pos)
+{
+    const gm_attr *a = gm_attr_find(n->attrs, GM_ATTR_ONNX_TENSOR);
+    if (!a || a->kind != GM_ATTR_BYTES) return NULL;
+    if (gm_grow((void **)&w->kept, sizeof *w->kept, w->n_kept + 1, &w->cap_kept)) {
+        w->oom = true;
+        return NULL;
+    }
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
+    if (!tp) return NULL;
+    w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
+    tp->name = (char *)name;
+    tp->doc_string = record_of(w, n, pos);
+    return tp;
+}
+
+static Onnx__AttributeProto *new_attr(wr *w, const char *name, Onnx__AttributeProto__AttributeType type);
+
+/* A Constant's kept tensor as its "value" attribute (only a Constant keeps one as a node). */
+static Onnx__AttributeProto *constant_value(wr *w, const gm_node *n, const gm_attr *a)
+{
+    if (strcmp(n->type, "Constant") != 0 || a->kind != GM_ATTR_BYTES ||
+        gm_grow((void **)&w->kept, sizeof *w->kept, w->n_kept + 1, &w->cap_kept))
+        return NULL;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
+    Onnx__AttributeProto *ap = tp ? new_attr(w, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR) : NULL;
+    if (!tp) return NULL;
+    w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
+    if (ap) ap->t = tp;
+    return ap;
+}
+
 static Onnx__TensorProto *initializer(wr *w, const char *name, const gm_node *n, uint32_t pos)
 {
+    Onnx__TensorProto *kept = kept_initializer(w, name, n, pos);
+    if (kept || w->oom) return kept;
     const gm_tensor_desc *d = &n->out[0].desc;
     Onnx__TensorProto *tp = wr_alloc(w, sizeof *tp);
     Onnx__StringStringEntryProto *loc = wr_alloc(w, sizeof *loc);
@@ -395,7 +479,8 @@ static Onnx__AttributeProto *int_attr(wr *w, const char *name, int64_t v)
 /* A graphmem attribute as an ONNX one: natively when ONNX holds it exactly, else encoded. */
 static Onnx__AttributeProto *attr_of(wr *w, const gm_attr *ga, bool must_encode)
 {
-    bool native = !must_encode && *ga->name && strncmp(ga->name, GM_ONNX_PREFIX, strlen(GM_ONNX_PREFIX)) != 0;
+    bool native = !must_encode && *ga->name && strncmp(ga->name, GM_ONNX_PREFIX, strlen(GM_ONNX_PREFIX)) != 0 &&
+                  strncmp(ga->name, GM_ONNX_NODE_PREFIX, strlen(GM_ONNX_NODE_PREFIX)) != 0;
     if (native && ga->kind == GM_ATTR_FLOAT) native = float_fits(ga->u.f);
     if (native && ga->kind == GM_ATTR_LIST_FLOAT) {
         for (size_t i = 0; i < ga->u.lf.n; i++) native &= float_fits(ga->u.lf.v[i]);
@@ -432,13 +517,21 @@ static Onnx__AttributeProto *attr_of(wr *w, const gm_attr *ga, bool must_encode)
     gm_onnx_text t = {0};
     gm_onnx_enc_value(&t, ga);
     char *text = wr_text(w, &t, NULL);
-    char *name = wr_printf(w, GM_ONNX_PREFIX "attr.%s", ga->name);
+    char *name = wr_printf(w, GM_ONNX_NODE_PREFIX "attr.%s", ga->name);
     return text && name ? string_attr(w, name, text, strlen(text)) : NULL;
 }
 
 /* The attribute name of subgraph i of n. */
+static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i);
+
 static const char *subgraph_attr_name(wr *w, const gm_node *n, uint32_t i)
 {
+    /* the ONNX reader names a body "<node>/<attribute>": the attribute it came as, given back */
+    const gm_graph *sg = subgraph_of(w, n, i);
+    size_t nl = strlen(n->name);
+    if (sg && !strncmp(sg->name, n->name, nl) && sg->name[nl] == '/' && sg->name[nl + 1] &&
+        !strchr(sg->name + nl + 1, '/'))
+        return sg->name + nl + 1;
     switch (gm_node_ctrl_kind(n)) {
     case GM_CTRL_IF:
         if (n->n_sub == 2) return i == 0 ? "then_branch" : "else_branch";
@@ -477,24 +570,24 @@ static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i)
 
 static void node_meta_attrs(wr *w, const gm_node *n, pvec *attrs)
 {
-    if (n->stream != 0) pv_push(w, attrs, int_attr(w, GM_ONNX_PREFIX "stream", n->stream));
+    if (n->stream != 0) pv_push(w, attrs, int_attr(w, GM_ONNX_NODE_PREFIX "stream", n->stream));
     if (n->ctrl_in.n + n->n_ctrl_in_names) {
         char **v = wr_alloc(w, (n->ctrl_in.n + n->n_ctrl_in_names) * sizeof *v);
         if (!v) return;
         for (uint32_t i = 0; i < n->ctrl_in.n; i++) v[i] = n->ctrl_in.v[i]->name;
         for (uint32_t i = 0; i < n->n_ctrl_in_names; i++) v[n->ctrl_in.n + i] = n->ctrl_in_names[i];
-        pv_push(w, attrs, strings_attr(w, GM_ONNX_PREFIX "control_inputs", v, n->ctrl_in.n + n->n_ctrl_in_names));
+        pv_push(w, attrs, strings_attr(w, GM_ONNX_NODE_PREFIX "control_inputs", v, n->ctrl_in.n + n->n_ctrl_in_names));
     }
     bool any = false;
     for (uint32_t i = 0; i < n->n_in; i++) any |= n->in_name[i] != NULL;
-    if (any) pv_push(w, attrs, strings_attr(w, GM_ONNX_PREFIX "input_names", n->in_name, n->n_in));
+    if (any) pv_push(w, attrs, strings_attr(w, GM_ONNX_NODE_PREFIX "input_names", n->in_name, n->n_in));
     any = false;
     for (uint32_t k = 0; k < n->n_out; k++) any |= n->out[k].name != NULL;
     if (any) {
         char **v = wr_alloc(w, n->n_out * sizeof *v);
         if (!v) return;
         for (uint32_t k = 0; k < n->n_out; k++) v[k] = n->out[k].name;
-        pv_push(w, attrs, strings_attr(w, GM_ONNX_PREFIX "output_names", v, n->n_out));
+        pv_push(w, attrs, strings_attr(w, GM_ONNX_NODE_PREFIX "output_names", v, n->n_out));
     }
     for (uint32_t k = 0; k < n->n_out; k++) {
         const gm_tensor_desc *d = &n->out[k].desc;
@@ -504,7 +597,7 @@ static void node_meta_attrs(wr *w, const gm_node *n, pvec *attrs)
         gm_onnx_text t = {0};
         gm_onnx_enc_desc(&t, d, fields);
         char *text = wr_text(w, &t, NULL);
-        char *name = wr_printf(w, GM_ONNX_PREFIX "output.%u", k);
+        char *name = wr_printf(w, GM_ONNX_NODE_PREFIX "output.%u", k);
         if (text && name) pv_push(w, attrs, string_attr(w, name, text, strlen(text)));
     }
     for (uint32_t i = 0; i < n->n_in; i++) {
@@ -513,7 +606,7 @@ static void node_meta_attrs(wr *w, const gm_node *n, pvec *attrs)
         gm_onnx_text t = {0};
         gm_onnx_enc_desc(&t, d, GM_ONNX_DESC_ALL);
         char *text = wr_text(w, &t, NULL);
-        char *name = wr_printf(w, GM_ONNX_PREFIX "input.%u", i);
+        char *name = wr_printf(w, GM_ONNX_NODE_PREFIX "input.%u", i);
         if (text && name) pv_push(w, attrs, string_attr(w, name, text, strlen(text)));
     }
 }
@@ -554,9 +647,18 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
         /* the domain is the NodeProto's own field (the reader keeps it as this attribute): as an
          * attribute too it would be one the op's schema does not know, which onnx.checker refuses */
         if (a == da && dom && *dom) continue;
+        if (!strcmp(a->name, GM_ATTR_ONNX_TENSOR)) {
+            pv_push(w, &attrs, constant_value(w, n, a));
+            continue;
+        }
+        if (gm_attr_is_onnx_proto(a->name)) continue; /* an output's type: its value_info has it */
         bool clash = false;
         for (uint32_t i = 0; i < n_sub; i++) clash |= sub_names[i] && strcmp(sub_names[i], a->name) == 0;
-        pv_push(w, &attrs, attr_of(w, a, clash));
+        Onnx__AttributeProto *x = attr_of(w, a, clash);
+        /* graphmem's internal attributes (_gm_*) travel as __gm_*: ONNX's internal-symbol form,
+         * which onnx.checker lets through on any operator; the reader takes the "_" off */
+        if (x && x->name == a->name && !strncmp(a->name, "_gm_", 4)) x->name = wr_printf(w, "_%s", a->name);
+        pv_push(w, &attrs, x);
     }
     for (uint32_t i = 0; i < n->n_sub && !w->oom; i++) {
         const gm_graph *sg = subgraph_of(w, n, i);
@@ -596,7 +698,7 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g)
         char **names = gm_strmap_get(&w->outs, n->name);
         switch (role_of(n, netout)) {
         case R_INPUT: {
-            Onnx__ValueInfoProto *vi = names ? value_info(w, names[0], &n->out[0].desc) : NULL;
+            Onnx__ValueInfoProto *vi = names ? output_info(w, names[0], n, 0) : NULL;
             if (vi) vi->doc_string = record_of(w, n, pos);
             pv_push(w, &inputs, vi);
             break;
@@ -606,7 +708,7 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g)
         case R_NODE:
             pv_push(w, &nodes, write_node(w, n));
             for (uint32_t k = 0; k < n->n_out && names; k++) {
-                if (!feeds(netout, n, k)) pv_push(w, &vis, value_info(w, names[k], &n->out[k].desc));
+                if (!feeds(netout, n, k)) pv_push(w, &vis, output_info(w, names[k], n, k));
             }
             break;
         }
@@ -614,8 +716,9 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g)
     }
     for (uint32_t i = 0; netout && i < netout->n_in && !w->oom; i++) {
         const gm_node *p = netout->in[i].src;
-        const gm_tensor_desc *d = p && (uint32_t)netout->in[i].src_index < p->n_out ? &p->out[netout->in[i].src_index].desc : NULL;
-        pv_push(w, &outputs, value_info(w, input_value(w, netout, i), d));
+        bool has = p && (uint32_t)netout->in[i].src_index < p->n_out;
+        pv_push(w, &outputs, has ? output_info(w, input_value(w, netout, i), p, (uint32_t)netout->in[i].src_index)
+                                 : value_info(w, input_value(w, netout, i), NULL));
     }
     gp->input = pv_take(w, &inputs, &gp->n_input);
     gp->initializer = pv_take(w, &inits, &gp->n_initializer);
@@ -653,6 +756,39 @@ static Onnx__OperatorSetIdProto *opset(wr *w, const char *domain, int64_t versio
     return o;
 }
 
+/* The operator sets the model came with (GM_ONNX_OPSETS_ATTR, and its IR version), else
+ * OPSET_VERSION; then every other domain a node uses, at version 1. */
+static void write_opsets(wr *w, pvec *sets, Onnx__ModelProto *mp)
+{
+    const gm_attr *list = w->m->graphs[0]->attrs;
+    const gm_attr *ops = gm_attr_find(list, GM_ONNX_OPSETS_ATTR), *ir = gm_attr_find(list, GM_ONNX_IR_VERSION_ATTR);
+    /* IR 4 is the first where an initializer need not also be a graph input, which is how this
+     * writer gives them; a file read at 3 is written at 4, its operator sets unchanged */
+    if (ir && ir->kind == GM_ATTR_INT && ir->u.i > 0) mp->ir_version = ir->u.i < 4 ? 4 : ir->u.i;
+    bool have_default = false;
+    size_t n = ops && ops->kind == GM_ATTR_LIST_STRING ? gm_attr_list_len(ops) : 0;
+    const char **named = wr_alloc(w, (n ? n : 1) * sizeof *named);
+    if (!named) return;
+    size_t n_named = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = gm_attr_list_string(ops, i), *colon = strrchr(s, ':');
+        if (!colon) continue;
+        char *dom = wr_strdup(w, s);
+        if (!dom) return;
+        dom[colon - s] = '\0';
+        bool dflt = !strcmp(dom, "ai.onnx");
+        have_default |= dflt;
+        named[n_named++] = dflt ? "" : dom;
+        pv_push(w, sets, opset(w, dflt ? "" : dom, strtoll(colon + 1, NULL, 10)));
+    }
+    if (!have_default) pv_push(w, sets, opset(w, "", OPSET_VERSION));
+    for (size_t i = 0; i < w->n_domains; i++) {
+        bool listed = false;
+        for (size_t k = 0; k < n_named; k++) listed |= !strcmp(named[k], w->domains[i]);
+        if (!listed) pv_push(w, sets, opset(w, w->domains[i], 1));
+    }
+}
+
 gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_error *err)
 {
     *data = NULL;
@@ -679,8 +815,7 @@ gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_er
         gm_onnx_enc_attrs(&t, m->graphs[i]->attrs);
         add_meta(&w, &props, wr_printf(&w, GM_ONNX_PREFIX "graph.%s", m->graphs[i]->name), wr_text(&w, &t, NULL));
     }
-    pv_push(&w, &sets, opset(&w, "", OPSET_VERSION));
-    for (size_t i = 0; i < w.n_domains; i++) pv_push(&w, &sets, opset(&w, w.domains[i], 1));
+    write_opsets(&w, &sets, &mp);
     mp.metadata_props = pv_take(&w, &props, &mp.n_metadata_props);
     mp.opset_import = pv_take(&w, &sets, &mp.n_opset_import);
     gm_free(props.v);
@@ -700,6 +835,14 @@ gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_er
             if (len) *len = n;
         }
     }
+    for (size_t i = 0; i < w.n_kept; i++) {
+        w.kept[i].tp->name = w.kept[i].name;
+        w.kept[i].tp->doc_string = w.kept[i].doc;
+        onnx__tensor_proto__free_unpacked(w.kept[i].tp, NULL);
+    }
+    gm_free(w.kept);
+    for (size_t i = 0; i < w.n_types; i++) onnx__type_proto__free_unpacked(w.types[i], NULL);
+    gm_free(w.types);
     for (size_t i = 0; i < w.n_allocs; i++) gm_free(w.allocs[i]);
     gm_free(w.allocs);
     gm_free(w.domains);

@@ -360,3 +360,9 @@ const char *gm_attrs_get_string(const gm_attr *list, const char *name)
     const gm_attr *a = gm_attr_find(list, name);
     return a ? gm_attr_string(a, NULL) : NULL;
 }
+
+bool gm_attr_is_onnx_proto(const char *name)
+{
+    return !strcmp(name, GM_ATTR_ONNX_TENSOR) ||
+           !strncmp(name, GM_ATTR_ONNX_TYPE_PREFIX, sizeof GM_ATTR_ONNX_TYPE_PREFIX - 1);
+}
