@@ -325,15 +325,17 @@ static Onnx__TypeProto *kept_type(wr *w, const gm_node *n, uint32_t k)
     char key[48];
     snprintf(key, sizeof key, GM_ATTR_ONNX_TYPE_PREFIX "%u", k);
     const gm_attr *a = n ? gm_attr_find(n->attrs, key) : NULL;
-    if (!a || a->kind != GM_ATTR_BYTES || gm_grow((void **)&w->types, sizeof *w->types, w->n_types + 1, &w->cap_types))
+    if (!a || a->kind != GM_ATTR_BYTES) return NULL;
+    /* the reader packed these bytes: they fail to unpack only when memory runs out */
+    Onnx__TypeProto *tp = NULL;
+    if (gm_grow((void **)&w->types, sizeof *w->types, w->n_types + 1, &w->cap_types) ||
+        !(tp = onnx__type_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
+        w->oom = true;
         return NULL;
-    Onnx__TypeProto *tp = onnx__type_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
-    if (tp) w->types[w->n_types++] = tp;
+    }
+    w->types[w->n_types++] = tp;
     return tp;
 }
-
-/* A value_info for output k of n: its kept type, else the one its desc says. */
-static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k);
 
 static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor_desc *d)
 {
@@ -345,6 +347,7 @@ static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor
     return vi;
 }
 
+/* A value_info for output k of n: its kept type, else the one its desc says. */
 static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k)
 {
     Onnx__TypeProto *kept = kept_type(w, n, k);
@@ -371,7 +374,10 @@ static Onnx__TensorProto *kept_initializer(wr *w, const char *name, const gm_nod
         return NULL;
     }
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
-    if (!tp) return NULL;
+    if (!tp) { /* bytes the reader packed: only out of memory */
+        w->oom = true;
+        return NULL;
+    }
     w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
     tp->name = (char *)name;
     tp->doc_string = record_of(w, n, pos);
