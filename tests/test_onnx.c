@@ -659,6 +659,7 @@ static void test_written_file_is_onnx(void **state)
         }
     }
     assert_true(external > 0);
+    assert_true(inline_ > 0);
     /* Metadata dropped: the graph reads as plain ONNX, with the same shapes. */
     for (size_t i = 0; i < mp->n_metadata_props; i++) onnx__string_string_entry_proto__free_unpacked(mp->metadata_props[i], NULL);
     mp->n_metadata_props = 0;

@@ -363,22 +363,29 @@ static char *record_of(wr *w, const gm_node *n, uint32_t pos)
     return wr_text(w, &t, GM_ONNX_RECORD_MAGIC);
 }
 
+/* A kept TensorProto (GM_ATTR_ONNX_TENSOR) unpacked, freed with the writer (its own name and
+ * doc_string put back first). The reader packed the bytes: they fail to unpack only when memory
+ * runs out. NULL for an attribute of another kind. */
+static Onnx__TensorProto *unpack_kept(wr *w, const gm_attr *a)
+{
+    if (a->kind != GM_ATTR_BYTES) return NULL;
+    Onnx__TensorProto *tp = NULL;
+    if (gm_grow((void **)&w->kept, sizeof *w->kept, w->n_kept + 1, &w->cap_kept) ||
+        !(tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
+        w->oom = true;
+        return NULL;
+    }
+    w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
+    return tp;
+}
+
 /* The initializer the ONNX reader kept on n (GM_ATTR_ONNX_TENSOR): its data and dims as they
  * were, under the value's name, with n's record. NULL when n keeps none or it does not decode. */
 static Onnx__TensorProto *kept_initializer(wr *w, const char *name, const gm_node *n, uint32_t pos)
 {
     const gm_attr *a = gm_attr_find(n->attrs, GM_ATTR_ONNX_TENSOR);
-    if (!a || a->kind != GM_ATTR_BYTES) return NULL;
-    if (gm_grow((void **)&w->kept, sizeof *w->kept, w->n_kept + 1, &w->cap_kept)) {
-        w->oom = true;
-        return NULL;
-    }
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
-    if (!tp) { /* bytes the reader packed: only out of memory */
-        w->oom = true;
-        return NULL;
-    }
-    w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
+    Onnx__TensorProto *tp = a ? unpack_kept(w, a) : NULL;
+    if (!tp) return NULL;
     tp->name = (char *)name;
     tp->doc_string = record_of(w, n, pos);
     return tp;
@@ -389,13 +396,8 @@ static Onnx__AttributeProto *new_attr(wr *w, const char *name, Onnx__AttributePr
 /* A Constant's kept tensor as its "value" attribute (only a Constant keeps one as a node). */
 static Onnx__AttributeProto *constant_value(wr *w, const gm_node *n, const gm_attr *a)
 {
-    if (strcmp(n->type, "Constant") != 0 || a->kind != GM_ATTR_BYTES ||
-        gm_grow((void **)&w->kept, sizeof *w->kept, w->n_kept + 1, &w->cap_kept))
-        return NULL;
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data);
+    Onnx__TensorProto *tp = strcmp(n->type, "Constant") == 0 ? unpack_kept(w, a) : NULL;
     Onnx__AttributeProto *ap = tp ? new_attr(w, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR) : NULL;
-    if (!tp) return NULL;
-    w->kept[w->n_kept++] = (struct kept_init){tp, tp->name, tp->doc_string};
     if (ap) ap->t = tp;
     return ap;
 }
