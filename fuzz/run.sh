@@ -3,7 +3,7 @@
 # (fuzz/seed.sh) and runs each target for FUZZ_SECONDS (default 60), FUZZ_JOBS at a time
 # (default 2). Prints the executions of each target; exits 1 when any target found a crash,
 # leak, UBSan report, timeout (> 1 s for one input) or out-of-memory (> 2 GB), 0 otherwise.
-#   fuzz/run.sh [TARGET...]                      all five when none is named
+#   fuzz/run.sh [TARGET...]                      all six when none is named
 #   FUZZ_SECONDS=10 fuzz/run.sh                  the smoke run
 #   FUZZ_RUNS=1000000 fuzz/run.sh fuzz_json      a fixed number of executions instead
 # A finding is left in build/fuzz/artifacts/<target>-crash-<sha1> (or leak-, timeout-, oom-);
@@ -15,7 +15,7 @@ secs=${FUZZ_SECONDS:-60}
 runs=${FUZZ_RUNS:-}
 jobs=${FUZZ_JOBS:-2}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_json fuzz_onnx fuzz_ge_text fuzz_dsa_csv fuzz_pipeline)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_json fuzz_onnx fuzz_ge_text fuzz_ge_om fuzz_dsa_csv fuzz_pipeline)
 
 cc=${FUZZ_CC:-$(command -v clang || command -v clang-14 || true)}
 [ -n "$cc" ] || { echo "run.sh: clang not found (make fuzz-deps installs it)" >&2; exit 2; }
@@ -23,7 +23,10 @@ cmake -S "$root/fuzz" -B "$bdir" -DCMAKE_C_COMPILER="$cc" >/dev/null || exit 2
 # A second try: when src/ gains a file, CMake's glob check regenerates during the first build,
 # which can then fail to link; the second build has the new list.
 cmake --build "$bdir" -j "$jobs" >/dev/null 2>&1 || cmake --build "$bdir" -j "$jobs" >/dev/null || exit 2
-[ -d "$bdir/corpus" ] || "$root/fuzz/seed.sh" "$bdir" >/dev/null || exit 2
+# Seeded when a target's corpus is missing (a target added since the last seeding too).
+for t in "${targets[@]}"; do
+  [ -d "$bdir/corpus/$t" ] || { "$root/fuzz/seed.sh" "$bdir" >/dev/null || exit 2; break; }
+done
 mkdir -p "$bdir/artifacts" "$bdir/logs"
 
 run_one() {

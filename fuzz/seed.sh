@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build/fuzz}/corpus
 shared=$root/bench/data
 rm -rf "$out"
-mkdir -p "$out"/{fuzz_json,fuzz_onnx,fuzz_ge_text,fuzz_dsa_csv,fuzz_pipeline}
+mkdir -p "$out"/{fuzz_json,fuzz_onnx,fuzz_ge_text,fuzz_ge_om,fuzz_dsa_csv,fuzz_pipeline}
 
 # The scenario files wrap a model in {"graph": ...}; the model alone is the reader's input.
 graph_of() {
@@ -50,6 +50,7 @@ else
   echo "seed.sh: $suite missing (apt-get install libonnx-testdata): no sequence/optional seeds from ONNX's suite" >&2
 fi
 cp "$root"/tests/data/ge/*.txt "$out/fuzz_ge_text/"
+cp "$root"/tests/data/ge/*.om "$out/fuzz_ge_om/"
 
 cli=$root/build/graphmem
 if [ -x "$cli" ]; then

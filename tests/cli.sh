@@ -176,6 +176,26 @@ expect 0 "convert to GE dump" "$GM" convert "$EX" "$TMP/ge_proto_x.txt"
 has "$TMP/ge_proto_x.txt" 'type: "HcomAllReduce"' "GE dump holds the ops"
 expect 0 "convert GE dump back" "$GM" convert "$TMP/ge_proto_x.txt" "$TMP/x_ge.json"
 expect 0 "GE dump reads" "$GM" info "$TMP/ge_proto_x.txt"
+# What graphmem declares unsupported (README): exit 2, the construct named.
+expect 2 "ONNX local function" "$GM" info "$SRC/tests/data/unsupported/local_function.onnx" &&
+  has "$TMP/err" "node 'call' calls the model's local function 'MyRelu'" "names the node and the function"
+expect 2 "ONNX training_info" "$GM" plan "$SRC/tests/data/unsupported/training_info.onnx" &&
+  has "$TMP/err" "training_info" "names training_info"
+# GE's offline models: read like the dump they hold, planned, converted; never written.
+OM=$SRC/tests/data/ge/small_all_kinds.om
+expect 0 "info .om" "$GM" info "$OM" && has "$TMP/out" "6 nodes" "info .om counts the dump's nodes"
+expect 0 "plan .om" "$GM" plan "$SRC/tests/data/ge/control_flow.om" -q -o "$TMP/om_plan.json"
+expect 0 "verify .om" "$GM" verify "$SRC/tests/data/ge/control_flow.om" "$TMP/om_plan.json"
+expect 0 "convert .om" "$GM" convert "$OM" "$TMP/om.txt" -q
+expect 0 "convert .om's dump" "$GM" convert "$SRC/tests/data/ge/small_all_kinds.txt" "$TMP/om_dump.txt" -q
+if cmp -s "$TMP/om.txt" "$TMP/om_dump.txt"; then passes=$((passes + 1)); else
+  echo "FAIL: the .om and its dump convert to different GE dumps"; fails=$((fails + 1)); fi
+has "$TMP/om.txt" 'key: "memory_size"' ".om's model attributes written back"
+expect 2 "convert to .om" "$GM" convert "$EX" "$TMP/x.om" && has "$TMP/err" "does not write them" "no .om writer"
+[ ! -e "$TMP/x.om" ] && passes=$((passes + 1)) || { echo "FAIL: a refused .om was written"; fails=$((fails + 1)); }
+expect 2 "convert --to om" "$GM" convert "$EX" "$TMP/x.bin" --to om
+head -c 300 "$OM" >"$TMP/cut.om"
+expect 2 "truncated .om" "$GM" info "$TMP/cut.om" && has "$TMP/err" "cut.om: offset 256: the partition table" "names the file and place"
 expect 2 "bad --dim" "$GM" info "$EX" --dim T && has "$TMP/err" "NAME=VALUE" "dim syntax"
 head -c 100 "$SRC/tests/data/models/resnet18.onnx" >"$TMP/cut.onnx"
 expect 2 "truncated onnx" "$GM" info "$TMP/cut.onnx" && has "$TMP/err" "cut.onnx" "names the file"
@@ -394,6 +414,50 @@ expect 0 "the dim fixed" "$GM" plan "$CF" --dim T=4 && has "$TMP/out" "0 dynamic
 if grep -q "not fixed" "$TMP/err"; then echo "FAIL: a note after the dim was fixed"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
 expect 0 "-q hides the note" "$GM" plan "$CF" -q
 [ -s "$TMP/err" ] && { echo "FAIL: plan -q printed the dim note"; fails=$((fails + 1)); }
+
+# Tensors of run-time size (issue 27): info, plan and run count them by one rule (a size known
+# only at run time), on a PP-OCR-detector-like model (tests/data/runtime_sizes.py): Resize with
+# an empty roi, by scales and by sizes from Shape, ConvTranspose, an empty tensor, N, H and W
+# symbolic. Open, 12 tensors of run-time size for all three (and 12 buffers the runtime
+# allocator assumes a size for); with --dim, none — the empty tensors (0 bytes) are not of
+# run-time size, where run once counted them. The same on 4 streams and with --plan.
+jnum() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p" "$2" | head -1; }
+same_count() { # same_count LABEL WANT VALUES...: every value is WANT
+  local label=$1 want=$2 v
+  shift 2
+  for v in "$@"; do
+    if [ "$v" != "$want" ]; then echo "FAIL: $label: $* (want $want each)"; fails=$((fails + 1)); return; fi
+  done
+  passes=$((passes + 1))
+}
+RS="$SRC/tests/data/runtime_sizes.onnx"
+for dims in "" "--dim N=1 --dim H=64 --dim W=64"; do
+  want=12
+  [ -n "$dims" ] && want=0
+  # shellcheck disable=SC2086
+  expect 0 "info runtime_sizes $dims" "$GM" info "$RS" --json -q $dims && cp "$TMP/out" "$TMP/rs.info"
+  # shellcheck disable=SC2086
+  expect 0 "plan runtime_sizes $dims" "$GM" plan "$RS" --json -q $dims && cp "$TMP/out" "$TMP/rs.plan"
+  for mode in "--streams 1" "--streams 4" "--plan"; do
+    # shellcheck disable=SC2086
+    expect 0 "run runtime_sizes $mode $dims" "$GM" run "$RS" --json -q $mode $dims && cp "$TMP/out" "$TMP/rs.run"
+    same_count "tensors of run-time size, info/plan/run $mode $dims" "$want" "$(jnum dynamic_tensors "$TMP/rs.info")" \
+      "$(jnum dynamic_tensors_before "$TMP/rs.plan")" "$(jnum dynamic_tensors "$TMP/rs.plan")" \
+      "$(jnum dynamic_tensors_before "$TMP/rs.run")" "$(jnum dynamic_tensors "$TMP/rs.run")"
+    same_count "tensors, info/plan/run $mode $dims" 31 "$(jnum tensors "$TMP/rs.info")" \
+      "$(jnum tensors_before "$TMP/rs.plan")" "$(jnum tensors_before "$TMP/rs.run")"
+    [ "$mode" = "--plan" ] || same_count "assumed sizes $mode $dims" "$want" "$(jnum assumed_sizes "$TMP/rs.run")"
+  done
+done
+expect 0 "info says what run-time size means" "$GM" info "$RS" \
+  && has "$TMP/out" "tensors           31 (12 of run-time size: a size known only at run time)" "info's line"
+expect 0 "plan says the same" "$GM" plan "$RS" --dim N=1 --dim H=64 --dim W=64 \
+  && has "$TMP/out" "tensors before / after     31 / 31 (0 / 0 of run-time size: a size known only at run time)" "plan's line"
+expect 0 "run says the same" "$GM" run "$RS" --dim N=2 --dim H=32 --dim W=32 \
+  && has "$TMP/out" "tensors before / after     31 / 31 (0 / 0 of run-time size: a size known only at run time)" "run's line"
+if grep -q "assumed sizes" "$TMP/out"; then echo "FAIL: run assumed sizes with every dim fixed"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
+expect 0 "run --plan counts its reads of run-time size" "$GM" run "$RS" --plan \
+  && has "$TMP/out" "reads of run-time size not checked" "static run says what it did not check"
 
 # Exit 3 is documented, and a run out of device memory says why without the allocator's own lines.
 expect 3 "run out of device memory" "$GM" run --memory-limit 100000 && has "$TMP/err" "has no" "says what it lacked"

@@ -12,8 +12,8 @@ unknown, are counted apart.
 
 Each model is also converted (`graphmem convert model.onnx out.onnx`): onnx.checker must accept
 the result, and its weights (initializers and Constant values: data type, dims and data) must be
-the model's own. One model is known to fail the checker, named in KNOWN with the reason; any
-other failure, and a known one that passes, fails the test.
+the model's own. A model known to fail the checker is named in KNOWN with the reason (none is
+now); any other failure, and a known one that passes, fails the test.
 
 python3-onnx reads the tensors and checks the models (a test dependency: without it, or without
 the suite, this test fails).
@@ -35,7 +35,6 @@ MIN_MODELS = 1000  # fewer means a broken install, not a pass
 
 # Converted models onnx.checker refuses, and why (each is work still to do).
 KNOWN = {
-    "test_loop16_seq_none": "graphmem gives an If the outer values its branches read as inputs",
 }
 
 

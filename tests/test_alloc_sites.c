@@ -931,6 +931,7 @@ static void every_site_fails_cleanly(void **state)
     add_dir(GM_TEST_DATA_DIR "/models", ".json", false);
     size_t n_models = g_inputs.n;
     add_dir(GM_TEST_DATA_DIR "/ge", ".txt", false);
+    add_dir(GM_TEST_DATA_DIR "/ge", ".om", false); /* the offline-model container, compressed names */
     add_file(GM_TEST_DATA_DIR "/onnx_loops", "loop13_seq.onnx"); /* sequence types kept for the writer */
     add_file(GM_TEST_DATA_DIR, "attr_kinds.json");
     add_file(GM_TEST_DATA_DIR, "bg_if_guarded.json");

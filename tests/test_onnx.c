@@ -865,6 +865,203 @@ static void test_flow_inference(void **state)
     free_kept();
 }
 
+/* ---- captured values: ONNX bodies read the values around them by name ----------------------- */
+
+/* The values of a graph (inputs, initializers, node outputs), chained to the graphs around it. */
+typedef struct names_in_scope {
+    const struct names_in_scope *outer;
+    const char **v;
+    size_t n;
+} names_in_scope;
+
+static bool in_scope(const names_in_scope *s, const char *name)
+{
+    for (; s; s = s->outer)
+        for (size_t i = 0; i < s->n; i++)
+            if (!strcmp(s->v[i], name)) return true;
+    return false;
+}
+
+static const Onnx__GraphProto *graph_attr(const Onnx__NodeProto *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (!strcmp(n->attribute[i]->name, name)) return n->attribute[i]->g;
+    return NULL;
+}
+
+static const Onnx__NodeProto *node_named(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        if (!strcmp(g->node[i]->name, name)) return g->node[i];
+    return NULL;
+}
+
+static bool reads(const Onnx__GraphProto *g, const char *value)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++)
+            if (!strcmp(g->node[i]->input[k], value)) return true;
+    return false;
+}
+
+static void assert_in_scope(const names_in_scope *s, const Onnx__GraphProto *g, const char *name)
+{
+    if (*name && !in_scope(s, name)) print_message("graph '%s' reads '%s', no value in its scope\n", g->name, name);
+    assert_true(!*name || in_scope(s, name));
+}
+
+/* What ONNX asks of a written graph's bodies: an If has its cond alone and branches without
+ * inputs; a Loop's body has an input per Loop input (iteration, cond, carried values), a Scan's
+ * one per Scan input; every value a node or an output reads is one of its graph or of a graph
+ * around it. Returns the bodies seen. */
+static size_t assert_scopes(const Onnx__GraphProto *g, const names_in_scope *outer)
+{
+    size_t cap = g->n_input + g->n_initializer, bodies = 0;
+    for (size_t i = 0; i < g->n_node; i++) cap += g->node[i]->n_output;
+    names_in_scope s = {outer, malloc((cap ? cap : 1) * sizeof(char *)), 0};
+    assert_non_null(s.v);
+    for (size_t i = 0; i < g->n_input; i++) s.v[s.n++] = g->input[i]->name;
+    for (size_t i = 0; i < g->n_initializer; i++) s.v[s.n++] = g->initializer[i]->name;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_output; k++) s.v[s.n++] = g->node[i]->output[k];
+    for (size_t i = 0; i < g->n_output; i++) assert_in_scope(&s, g, g->output[i]->name);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *np = g->node[i];
+        for (size_t k = 0; k < np->n_input; k++) assert_in_scope(&s, g, np->input[k]);
+        bool std = !np->domain || !*np->domain;
+        if (std && !strcmp(np->op_type, "If")) {
+            assert_int_equal(np->n_input, 1);
+            assert_int_equal(graph_attr(np, "then_branch")->n_input, 0);
+            assert_int_equal(graph_attr(np, "else_branch")->n_input, 0);
+        }
+        if (std && (!strcmp(np->op_type, "Loop") || !strcmp(np->op_type, "Scan")))
+            assert_int_equal(graph_attr(np, "body")->n_input, np->n_input);
+        for (size_t a = 0; a < np->n_attribute; a++)
+            if (np->attribute[a]->g) bodies += 1 + assert_scopes(np->attribute[a]->g, &s);
+    }
+    free(s.v);
+    return bodies;
+}
+
+/* The written model's root graph, unpacked (free with onnx__model_proto__free_unpacked). */
+static Onnx__ModelProto *written(const gm_model *m)
+{
+    size_t len;
+    void *bytes = write_onnx(m, &len);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+    free(bytes);
+    assert_non_null(mp);
+    return mp;
+}
+
+static gm_model *read_path(const char *path)
+{
+    size_t len;
+    char *data = slurp(path, &len);
+    gm_model *m = read_onnx_buf(data, len, path, NULL);
+    free(data);
+    return m;
+}
+
+/* The outer values a body reads are the IR's inputs of the node owning it, past the operator's
+ * own; written to ONNX they are captures again, read by name: no input of the node nor of the
+ * body (test_loop16_seq_none had its If take the Loop body's value its else_branch reads as a
+ * second input, and that branch a graph input, which onnx.checker refuses; a Loop's captured
+ * values became carried ones, changing what it computes). Read back, the IR is the same. */
+static void test_captures(void **state)
+{
+    (void)state;
+    /* an If in a Loop body reading a value of that body */
+    gm_model *m = read_path(GM_TEST_DATA_DIR "/onnx_loops/loop16_seq_none.onnx");
+    const gm_node *iff = gm_model_find_node(m, "If_0");
+    assert_int_equal(gm_node_input_count(iff), 2); /* cond, the captured opt_seq_in */
+    Onnx__ModelProto *mp = written(m);
+    assert_int_equal(assert_scopes(mp->graph, NULL), 3);
+    const Onnx__GraphProto *body = graph_attr(node_named(mp->graph, "Loop_0"), "body");
+    const Onnx__NodeProto *wif = node_named(body, "If_0");
+    assert_non_null(wif);
+    assert_int_equal(body->n_input, 3);
+    assert_true(reads(graph_attr(wif, "else_branch"), body->input[2]->name));
+    onnx__model_proto__free_unpacked(mp, NULL);
+    check_stable(m);
+    gm_model_free(m);
+
+    /* a Loop whose body reads a root input: the Loop has (M, cond, start), the body reads delta */
+    m = read_path(GM_TEST_DATA_DIR "/onnx_loops/range_float_type_positive_delta_expanded.onnx");
+    mp = written(m);
+    assert_int_equal(assert_scopes(mp->graph, NULL), 1);
+    const Onnx__NodeProto *loop = NULL;
+    for (size_t i = 0; i < mp->graph->n_node; i++)
+        if (!strcmp(mp->graph->node[i]->op_type, "Loop")) loop = mp->graph->node[i];
+    assert_non_null(loop);
+    assert_int_equal(loop->n_input, 3);
+    assert_true(reads(graph_attr(loop, "body"), "delta"));
+    onnx__model_proto__free_unpacked(mp, NULL);
+    check_stable(m);
+    gm_model_free(m);
+
+    /* two levels: If_1, in Loop_1's body, reads a root Constant by the root's name for it, and
+     * each body keeps the record of its Data on a value_info of that name */
+    m = read_model("control_flow.onnx", NULL);
+    mp = written(m);
+    assert_int_equal(assert_scopes(mp->graph, NULL), 6);
+    const Onnx__NodeProto *l1 = node_named(mp->graph, "/Loop_1");
+    assert_int_equal(l1->n_input, gm_node_input_count(gm_model_find_node(m, "/Loop_1")) - 1);
+    const char *c3 = node_named(mp->graph, "/Constant_3")->output[0];
+    const Onnx__GraphProto *b1 = graph_attr(l1, "body");
+    const Onnx__GraphProto *e1 = graph_attr(node_named(b1, "/If_1"), "else_branch");
+    assert_true(reads(e1, c3));
+    const Onnx__GraphProto *both[] = {b1, e1};
+    for (size_t k = 0; k < 2; k++) {
+        bool kept = false;
+        for (size_t i = 0; i < both[k]->n_value_info; i++)
+            kept |= !strcmp(both[k]->value_info[i]->name, c3) &&
+                    !strncmp(both[k]->value_info[i]->doc_string, GM_ONNX_RECORD_MAGIC, strlen(GM_ONNX_RECORD_MAGIC));
+        assert_true(kept);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    gm_model_free(m); /* check_stable: test_control_flow */
+
+    /* a GE If (examples/train_step.json): its data input read in the branches by name */
+    m = read_file_ok(GM_SOURCE_DIR "/examples/train_step.json");
+    mp = written(m);
+    assert_true(assert_scopes(mp->graph, NULL) >= 2);
+    assert_int_equal(node_named(mp->graph, "act")->n_input, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    gm_model_free(m);
+
+    /* a Scan whose body reads an outer value: the Scan has its state and scan input */
+    Onnx__GraphProto *sb = bgraph("shift_body");
+    g_in(sb, vinfo("s_in", -1));
+    g_in(sb, vinfo("x_i", -1));
+    g_node(sb, bnode("Add", "acc", "s_in,x_i", "s_out"));
+    g_node(sb, bnode("Add", "shift", "s_out,bias", "row"));
+    g_out(sb, vinfo("s_out", -1));
+    g_out(sb, vinfo("row", -1));
+    Onnx__GraphProto *g = bgraph("main");
+    g_in(g, vinfo("init", 1, 2));
+    g_in(g, vinfo("xs", 2, 5, 2));
+    g_in(g, vinfo("bias", 1, 2));
+    Onnx__NodeProto *scan = bnode("Scan", "scan", "init,xs", "final,rows");
+    battr_int(scan, "num_scan_inputs", 1);
+    battr_graph(scan, "body", sb);
+    g_node(g, scan);
+    g_out(g, vinfo("final", -1));
+    g_out(g, vinfo("rows", -1));
+    size_t len;
+    uint8_t *bytes = pack_model(g, &len);
+    m = read_onnx_buf(bytes, len, "scan_bias.onnx", NULL);
+    assert_int_equal(gm_node_input_count(gm_model_find_node(m, "scan")), 3);
+    mp = written(m);
+    assert_int_equal(assert_scopes(mp->graph, NULL), 1);
+    assert_int_equal(node_named(mp->graph, "scan")->n_input, 2);
+    assert_true(reads(graph_attr(node_named(mp->graph, "scan"), "body"), "bias"));
+    onnx__model_proto__free_unpacked(mp, NULL);
+    check_stable(m);
+    gm_model_free(m);
+    free_kept();
+}
+
 /* Names: an ONNX name is kept when unique and no value's name; otherwise "<op>_<k>". */
 static void test_names(void **state)
 {
@@ -1700,6 +1897,7 @@ int main(void)
         cmocka_unit_test(test_scan),
         cmocka_unit_test(test_scan_opset8),
         cmocka_unit_test(test_flow_inference),
+        cmocka_unit_test(test_captures),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_dims),

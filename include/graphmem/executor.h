@@ -107,7 +107,9 @@ typedef struct gm_run_alloc_stats {
     uint64_t growth_recycles;   /* memory_first: recycles run instead of growing L1 */
     uint64_t settles;           /* memory_first: every stream synchronized so that the releases
                                  * waiting for events were known before L1 grew (not GE's) */
-    uint64_t assumed_sizes;     /* buffers of run-time size given an assumed size */
+    uint64_t assumed_sizes;     /* buffers of run-time size (a tensor they hold has a size known
+                                 * only at run time, gm_model_stats' dynamic_tensors, and none
+                                 * declares bytes), each given an assumed 4 KiB */
     /* learn_plan: plans learned, iterations that kept to one, departures, mallocs the plans
      * answered, dependencies they added, and the largest plan's region */
     uint64_t plans_learned, plan_iterations, plan_departures, planned_mallocs, plan_orders, plan_region_bytes;
@@ -130,7 +132,8 @@ typedef struct gm_run_stats {
      * a plan's recording, kernels loading) and the median of the others (of the first 4,096;
      * the first's own when it ran alone). Measured, so never compared in a test. */
     uint64_t first_iteration_ns, median_iteration_ns;
-    uint64_t skipped_dynamic;  /* tensors of run-time size: not checked in static mode */
+    uint64_t skipped_dynamic;  /* static mode: reads of a tensor of run-time size (the plan's
+                                * dynamic region), not checked */
     /* placement copies (see "Placement" above), all iterations */
     uint64_t copies[GM_COPY_KIND_COUNT]; /* by kind: H2D, D2H, (D2D unused), P2P */
     uint64_t copy_bytes;
@@ -158,9 +161,10 @@ gm_status gm_run_static(const gm_model *m, const gm_plan *p, const gm_run_option
 
 /* Runs m (finalized, sorted, streams assigned) o->iterations times without a plan: every
  * buffer comes from the multi-stream runtime allocator when its first writer is launched and
- * goes back after its last use on each stream. A buffer of run-time size gets the largest size
- * any of its anchors declares, else 4 KiB (counted in stats->alloc.assumed_sizes). GM_OK means
- * it ran; corruption is reported in stats, not as an error. */
+ * goes back after its last use on each stream. A buffer gets the largest size any of its
+ * anchors declares; one that none gives bytes gets 4 KiB — counted in stats->alloc.assumed_sizes
+ * when it holds a tensor of run-time size (a size known only at run time), not when it is empty
+ * (0 bytes, known). GM_OK means it ran; corruption is reported in stats, not as an error. */
 gm_status gm_run_dynamic(const gm_model *m, const gm_run_options *o, gm_run_stats *stats, gm_error *err);
 
 #ifdef __cplusplus

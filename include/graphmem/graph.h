@@ -313,6 +313,15 @@ const gm_attr *gm_attr_find(const gm_attr *list, const char *name);
 /* Whether attribute `name` is one of those two: ONNX's protobuf bytes, which only the ONNX
  * writer gives back and the other formats leave out. */
 bool gm_attr_is_onnx_proto(const char *name);
+/* What a GE file said that the IR does not hold (an op's id, a desc's device_type, attributes
+ * of kinds the IR lacks, the model's own attributes ...), kept by GE's readers as a packed
+ * message of the same type on the node, desc or graph ("_ge_rest"; the model's on its root
+ * graph, "_ge_model_rest"), so that the GE writer gives the file back. */
+#define GM_ATTR_GE_REST "_ge_rest"
+#define GM_ATTR_GE_MODEL_REST "_ge_model_rest"
+bool gm_attr_is_ge_proto(const char *name);
+/* Either format's kept protobuf: the JSON writer leaves both out, each writer the other's. */
+bool gm_attr_is_kept_proto(const char *name);
 const gm_attr *gm_attr_next(const gm_attr *a);
 const char *gm_attr_name(const gm_attr *a);
 gm_attr_kind gm_attr_get_kind(const gm_attr *a);

@@ -24,15 +24,16 @@ typedef enum gm_format {
     GM_FORMAT_JSON,    /* docs/graph-format.md */
     GM_FORMAT_ONNX,    /* ONNX ModelProto (protobuf) */
     GM_FORMAT_GE_TEXT, /* GE text dump: text-format ge.proto.ModelDef */
+    GM_FORMAT_GE_OM,   /* GE offline model (.om): read, not written */
 } gm_format;
 
-/* "json", "onnx", "ge", or "unknown" (static strings). */
+/* "json", "onnx", "ge", "om", or "unknown" (static strings). */
 const char *gm_format_name(gm_format f);
 /* From the first bytes (skipping white space and a UTF-8 BOM). */
 gm_format gm_format_detect(const void *data, size_t len);
-/* From the file name: .json, .onnx, .txt / .pbtxt. GM_FORMAT_UNKNOWN otherwise. */
+/* From the file name: .json, .onnx, .txt / .pbtxt, .om. GM_FORMAT_UNKNOWN otherwise. */
 gm_format gm_format_from_path(const char *path);
-/* "json", "onnx", "ge" / "txt" (for --to). */
+/* "json", "onnx", "ge" / "txt", "om" (for --to). */
 gm_format gm_format_from_name(const char *name);
 
 /* Reads a whole file; *data is NUL-terminated (len excludes the NUL); free with free(). */
@@ -72,6 +73,9 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
 /* The GE text-dump reader (src/io/ge_read.c): text-format ge.proto.ModelDef. */
 gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source, gm_model **out,
                                 gm_error *err);
+/* The GE offline-model reader (src/io/ge_om.c): the .om container, its MODEL_DEF partition
+ * (a binary ge.proto.ModelDef), compressed attribute names given back. */
+gm_status gm_model_read_ge_om(const void *data, size_t len, const char *source, gm_model **out, gm_error *err);
 /* Writers: *data is malloc'ed, the caller's to free(). GM_ERR_INPUT when the model has
  * something the format cannot hold (the message says what). */
 gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_error *err);

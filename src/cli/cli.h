@@ -88,5 +88,15 @@ void gm_cli_outputs_end(gm_cli_outputs *out);
 int gm_cli_print_json(cJSON *j);
 /* Prints an error as "graphmem: message" and returns its exit code. */
 int gm_cli_fail(const gm_error *err);
+/* The tensor counts info, plan and run print, written once (main.c) from gm_model_get_stats, so
+ * that the three count tensors of run-time size (a size known only at run time,
+ * gm_desc_size_at_run_time) alike: `before` the model as read (with --dim), `after` the graph
+ * the command's passes left (plan, run) or NULL (info). The line, label padded to `width` after
+ * `indent` spaces: "20 (3 of run-time size: ...)", or with an after "20 / 22 (3 / 4 of ...)".
+ * The JSON: tensors and dynamic_tensors (after, or the model as read), and with an after
+ * tensors_before and dynamic_tensors_before. */
+void gm_cli_print_tensors(int indent, int width, const char *label, const gm_model_stats *before,
+                          const gm_model_stats *after);
+void gm_cli_json_tensors(cJSON *j, const gm_model_stats *before, const gm_model_stats *after);
 
 #endif

@@ -21,6 +21,13 @@ int gm_cmd_convert(const gm_cli_opts *o)
                      "convert: cannot tell the format of '%s' from its name (.json, .onnx, .txt); use --to", out_path);
         return gm_cli_fail(&err);
     }
+    if (fmt == GM_FORMAT_GE_OM) {
+        gm_error_set(&err, GM_ERR_USAGE,
+                     "convert: '%s': graphmem reads GE offline models (.om) but does not write them; write a GE text "
+                     "dump (.txt) instead",
+                     out_path);
+        return gm_cli_fail(&err);
+    }
     gm_cli_outputs outs;
     if (gm_cli_outputs_begin(&outs, o, &err) != GM_OK) return gm_cli_fail(&err);
     gm_model *m = NULL;

@@ -77,8 +77,7 @@ static int print_json(const gm_model *m, const gm_model_stats *st)
     cJSON_AddNumberToObject(j, "data_edges", (double)st->data_edges);
     cJSON_AddNumberToObject(j, "control_edges", (double)st->control_edges);
     cJSON_AddNumberToObject(j, "streams", (double)st->streams);
-    cJSON_AddNumberToObject(j, "tensors", (double)st->tensors);
-    cJSON_AddNumberToObject(j, "dynamic_tensors", (double)st->dynamic_tensors);
+    gm_cli_json_tensors(j, st, NULL);
     cJSON_AddNumberToObject(j, "tensor_bytes", (double)st->tensor_bytes);
     cJSON_AddNumberToObject(j, "fixed_bytes", (double)st->fixed_bytes);
     cJSON_AddNumberToObject(j, "user_input_bytes", (double)st->user_input_bytes);
@@ -156,7 +155,7 @@ int gm_cmd_info(const gm_cli_opts *o)
     printf("nodes             %zu\n", st.nodes);
     printf("edges             %zu data, %zu control\n", st.data_edges, st.control_edges);
     printf("streams           %zu (highest id %lld)\n", st.streams, (long long)st.max_stream);
-    printf("tensors           %zu (%zu of run-time size)\n", st.tensors, st.dynamic_tensors);
+    gm_cli_print_tensors(0, 18, "tensors", &st, NULL);
     printf("tensor bytes      %lld (each output on its own, before reuse)\n", (long long)st.tensor_bytes);
     printf("fixed bytes       %lld (constants and variables)\n", (long long)st.fixed_bytes);
     printf("user input bytes  %lld (root Data outputs)\n", (long long)st.user_input_bytes);

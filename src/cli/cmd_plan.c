@@ -20,7 +20,8 @@ typedef struct plan_result {
     size_t nodes_before, nodes_after;
     gm_pass_set requested, available;
     gm_pass_report report;
-    gm_model_stats stats;
+    gm_model_stats stats_before; /* the model as read */
+    gm_model_stats stats;        /* the graph the passes left */
     gm_plan *plan;        /* plan only; verified before it is printed */
     double ms;
 } plan_result;
@@ -145,7 +146,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     if (r->report.n_edges || (r->requested & (1u << GM_PASS_ACCESS_ORDER)))
         printf("  %-26s %zu (accesses of one buffer that only the given order ordered)\n", "ordered edges",
                r->report.n_edges);
-    printf("  %-26s %zu (%zu of run-time size)\n", "tensors", s->tensors, s->dynamic_tensors);
+    gm_cli_print_tensors(2, 27, "tensors before / after", &r->stats_before, s);
     printf("  %-26s %lld\n", "bytes without reuse", (long long)s->tensor_bytes);
     printf("  %-26s %lld\n", "fixed bytes", (long long)s->fixed_bytes);
     printf("  %-26s %lld\n", "zero-copy bytes (inputs)", (long long)s->user_input_bytes);
@@ -230,8 +231,7 @@ static int print_json(const gm_cli_opts *o, const plan_result *r, const gm_cli_o
         cJSON_AddStringToObject(e, "message", r->report.warnings[i].message);
         cJSON_AddItemToArray(warn, e);
     }
-    cJSON_AddNumberToObject(j, "tensors", (double)s->tensors);
-    cJSON_AddNumberToObject(j, "dynamic_tensors", (double)s->dynamic_tensors);
+    gm_cli_json_tensors(j, &r->stats_before, s);
     cJSON_AddNumberToObject(j, "no_reuse_bytes", (double)s->tensor_bytes);
     cJSON_AddNumberToObject(j, "fixed_bytes", (double)s->fixed_bytes);
     cJSON_AddNumberToObject(j, "zero_copy_bytes", (double)s->user_input_bytes);
@@ -344,6 +344,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
+    gm_model_get_stats(m, &r.stats_before);
     gm_cli_progress_stage("running the passes");
     const bool planning = !strcmp(o->cmd, "plan");
     gm_symbols *symbols = NULL; /* the passes' table, for the planner */

@@ -1,10 +1,11 @@
 /*
  * cmd_run.c — `graphmem run [MODEL]`: the compiler passes, the streams assigned, a verified
  * plan for them (or, with --dynamic, no plan: the runtime allocator), then the graph executed
- * on a device backend with every read checked; prints what ran, the allocator's statistics in
- * dynamic mode, the regions, device peak and events in static mode, the placement copies by
- * kind in both, and whether any memory was reused too early or a continuous group found broken
- * (exit 1 if so).
+ * on a device backend with every read checked; prints what ran, the tensors before and after the
+ * passes (how many of run-time size, counted as info and plan count them), the allocator's
+ * statistics in dynamic mode, the regions, device peak and events in static mode, the placement
+ * copies by kind in both, and whether any memory was reused too early or a continuous group found
+ * broken (exit 1 if so).
  */
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +47,9 @@ static void print_alloc_text(const gm_run_alloc_stats *a)
                "learned plan", u(a->plans_learned), u(a->plan_region_bytes), u(a->plan_iterations),
                u(a->plan_departures), u(a->planned_mallocs), u(a->plan_orders));
     if (a->assumed_sizes)
-        printf("  %-26s %llu buffers of run-time size given their largest declared size or 4 KiB\n", "assumed sizes",
-               u(a->assumed_sizes));
+        printf("  %-26s %llu buffers of run-time size (holding tensors of run-time size, none declaring bytes), "
+               "given 4 KiB each\n",
+               "assumed sizes", u(a->assumed_sizes));
     printf("  %-26s %llu bytes still in use, %llu blocks leaked\n", "at the end", u(a->live_bytes),
            u(a->leaked_blocks));
 }
@@ -90,7 +92,13 @@ static void print_static_text(const gm_plan *p, const gm_run_stats *s)
     printf("  %-26s %llu bytes (regions and staging, all devices)\n", "device peak", u(s->device_peak_bytes));
 }
 
-static void print_text(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
+/* The tensors: the model as read and the graph run (after the passes and the lowering). */
+typedef struct run_tensors {
+    gm_model_stats before, after;
+} run_tensors;
+
+static void print_text(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s,
+                       const run_tensors *tc)
 {
     const char *source = *gm_model_source(m) ? gm_model_source(m) : "<embedded example>";
     printf("graphmem run: %s (%s)\n", gm_model_name(m), source);
@@ -98,6 +106,7 @@ static void print_text(const gm_model *m, const gm_run_options *ro, const gm_pla
            ro->device_id, ro->streams, ro->streams == 1 ? "" : "s", ro->iterations, ro->iterations == 1 ? "" : "s");
     if (ro->devices > 1) printf(", %u devices", ro->devices);
     printf("\n");
+    gm_cli_print_tensors(2, 27, "tensors before / after", &tc->before, &tc->after);
     if (p) print_static_text(p, s);
     else print_alloc_text(&s->alloc);
     if (s->driver_peak_bytes)
@@ -149,7 +158,8 @@ static void add_static_json(cJSON *j, const gm_plan *p, const gm_run_stats *s)
         }
 }
 
-static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s)
+static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan *p, const gm_run_stats *s,
+                      const run_tensors *tc)
 {
     cJSON *j = cJSON_CreateObject();
     if (!j) return gm_status_exit_code(GM_ERR_NOMEM);
@@ -159,6 +169,7 @@ static int print_json(const gm_model *m, const gm_run_options *ro, const gm_plan
     cJSON_AddNumberToObject(j, "iterations", ro->iterations);
     cJSON_AddStringToObject(j, "memory", p ? "static" : "dynamic");
     cJSON_AddNumberToObject(j, "devices", ro->devices);
+    gm_cli_json_tensors(j, &tc->before, &tc->after);
     if (p) add_static_json(j, p, s);
     else add_alloc_json(j, &s->alloc);
     cJSON_AddNumberToObject(j, "driver_peak_bytes", (double)s->driver_peak_bytes);
@@ -201,6 +212,9 @@ int gm_cmd_run(const gm_cli_opts *o)
     gm_model *m = NULL;
     gm_cli_progress_start(o, "reading the model");
     if (gm_cli_load(o, true, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    run_tensors tc;
+    memset(&tc, 0, sizeof tc);
+    gm_model_get_stats(m, &tc.before);
     gm_pass_report rep = {0};
     gm_pass_set avail = 0;
     gm_plan *p = NULL;
@@ -213,6 +227,7 @@ int gm_cmd_run(const gm_cli_opts *o)
     /* lowering for the runtime, as GE's execute graph does: each If/Case branch gets its own
      * output where branches disagree on which input they return (PointFromInputs) */
     if (st == GM_OK) st = gm_bg_condition_prepare_model(m, GM_BG_SHAPE_AUTO, &err);
+    if (st == GM_OK) gm_model_get_stats(m, &tc.after);
     if (st == GM_OK) {
         gm_cli_progress_stage("planning");
         if (!o->dynamic) st = gm_plan_build(m, NULL, &p, &err);
@@ -228,8 +243,8 @@ int gm_cmd_run(const gm_cli_opts *o)
     gm_cli_progress_stop();
     if (st != GM_OK) rc = gm_cli_fail(&err);
     else if (!rc) {
-        if (o->json) rc = print_json(m, &ro, p, &s);
-        else if (o->verbosity >= 0) print_text(m, &ro, p, &s);
+        if (o->json) rc = print_json(m, &ro, p, &s, &tc);
+        else if (o->verbosity >= 0) print_text(m, &ro, p, &s, &tc);
         if (!rc && (s.corrupted_reads || s.contiguity_violations)) rc = 1;
     }
     gm_plan_free(p);

@@ -24,8 +24,8 @@ static const struct {
     {"run", "run     [MODEL] [options]", "Executes on device streams through the runtime allocator (or --plan: with a static plan)\n"
             "and prints the allocator's stats; checks every read.\n"},
     {"convert", "convert IN OUT [--to json|onnx|ge] [--dim NAME=VALUE] [--json]",
-     "Converts between JSON, ONNX and GE text dumps (OUT's format from its extension or --to;\n"
-     "OUT may not be IN).\n"},
+     "Converts between JSON, ONNX and GE text dumps, from GE offline models (.om) too (OUT's\n"
+     "format from its extension or --to; OUT may not be IN; .om is read, never written).\n"},
     {"info", "info    MODEL [--dim NAME=VALUE] [--json]", "Nodes, tensors, subgraphs, streams, bytes.\n"},
     {"help", "help    [COMMAND]", "Shows this help, or a command's.\n"},
 };
@@ -165,6 +165,27 @@ int gm_cli_print_json(cJSON *j)
     printf("%s\n", text);
     cJSON_free(text);
     return 0;
+}
+
+void gm_cli_print_tensors(int indent, int width, const char *label, const gm_model_stats *before,
+                          const gm_model_stats *after)
+{
+    printf("%*s%-*s", indent, "", width, label);
+    if (after)
+        printf("%zu / %zu (%zu / %zu", before->tensors, after->tensors, before->dynamic_tensors,
+               after->dynamic_tensors);
+    else printf("%zu (%zu", before->tensors, before->dynamic_tensors);
+    printf(" of run-time size: a size known only at run time)\n");
+}
+
+void gm_cli_json_tensors(cJSON *j, const gm_model_stats *before, const gm_model_stats *after)
+{
+    const gm_model_stats *now = after ? after : before;
+    cJSON_AddNumberToObject(j, "tensors", (double)now->tensors);
+    cJSON_AddNumberToObject(j, "dynamic_tensors", (double)now->dynamic_tensors);
+    if (!after) return;
+    cJSON_AddNumberToObject(j, "tensors_before", (double)before->tensors);
+    cJSON_AddNumberToObject(j, "dynamic_tensors_before", (double)before->dynamic_tensors);
 }
 
 gm_status gm_cli_load(const gm_cli_opts *o, bool allow_embedded, gm_model **out, gm_error *err)

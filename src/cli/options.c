@@ -208,7 +208,7 @@ gm_status gm_cli_parse(const char *cmd, int argc, char **argv, int first, gm_cli
             } else if (kind == OPT_CONVERT && is_opt(arg, "--to")) {
                 o->to = take_value(arg, argc, argv, &i);
                 if (!o->to) st = gm_error_set(err, GM_ERR_USAGE, "convert: option --to needs a value");
-                else if (gm_format_from_name(o->to) == GM_FORMAT_UNKNOWN)
+                else if (gm_format_from_name(o->to) == GM_FORMAT_UNKNOWN || gm_format_from_name(o->to) == GM_FORMAT_GE_OM)
                     st = gm_error_set(err, GM_ERR_USAGE, "convert: --to '%s': expected json, onnx or ge", o->to);
             } else {
                 st = gm_error_set(err, GM_ERR_USAGE, "%s: unknown option '%s' (see graphmem %s --help)", cmd, arg, cmd);

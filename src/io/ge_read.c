@@ -1,23 +1,25 @@
 /*
- * ge_read.c — the GE text-dump reader: a text-format ge.proto.ModelDef (GE's ge_proto_*.txt,
- * reference §8 and §8.1) parsed by pbtext into protobuf-c messages, then walked into the IR
- * builder and finalized.
+ * ge_read.c — GE's ModelDef into the IR: the text-dump reader (GE's ge_proto_*.txt, reference §8
+ * and §8.1, parsed by pbtext into protobuf-c messages) and the walk that ge_om.c shares for
+ * offline models, into the IR builder and finalized. Compressed attribute names are given back
+ * first (ge_names.c); what the IR does not hold is kept in residuals (ge_rest.c) for the writer.
  *
  * The mapping, and the decisions where GE's format leaves room:
  *  - graph[0] is the root; every other graph is a subgraph of the one op that lists it in
  *    subgraph_name (none or two is an error).
- *  - op -> node: name, type, stream_id -> stream; `id` is ignored (GE's dumps repeat it).
+ *  - op -> node: name, type, stream_id -> stream; `id` is the residual's (GE's dumps repeat it).
  *  - `input` strings: "src:i" a data input (in order), "" an unconnected one, "src:-1" a
  *    control input (GE writes these after the data inputs; any order is accepted).
  *  - input_desc pairs with the inputs by position. An op may list more input_desc than inputs
  *    (optional inputs left out, a Data op's own input): GE writes one `input` string per
- *    in-data anchor, so a desc without a string has no anchor and is dropped. When the defined
- *    descs (dtype other than DT_UNDEFINED) are exactly as many as the inputs, the inputs pair
- *    with the defined ones (an optional input left out in the middle); otherwise by position.
+ *    in-data anchor, so a desc without a string has no anchor and goes to the residual, with
+ *    its position. When the defined descs (dtype other than DT_UNDEFINED) are exactly as many
+ *    as the inputs, the inputs pair with the defined ones (an optional input left out in the
+ *    middle); otherwise by position.
  *  - descs: dtype, shape (absent = no shape, `shape {}` = a scalar), layout, size (explicit
- *    when > 0: proto3 cannot tell 0 from unset, and GE writes -1 for unknown), reuse_input,
- *    reuse_input_index, attrs; output_desc.name is the output's IR name; input_name (else
- *    input_desc.name) the inputs'.
+ *    when > 0: proto3 cannot tell 0 from unset, and GE writes -1 for unknown; either stays in
+ *    the residual), reuse_input, reuse_input_index, attrs; output_desc.name is the output's IR
+ *    name; input_name (else input_desc.name) the inputs'.
  *    The desc attribute "_gm_memory_type" (string, written by ge_write.c) is the desc's memory
  *    type, not an attribute: GE's descs have no field for it.
  *  - attributes: s -> string (bytes when not UTF-8 or holding a NUL), i / dt -> int,
@@ -25,25 +27,30 @@
  *    val_type is unreliable); an empty list takes the attribute table's kind, else val_type's,
  *    else list of int; list_list_int -> list of list of int, td -> tensor desc. What the IR
  *    cannot hold (func, t, g, list_list_float, expression, lists of bytes / descs / tensors /
- *    graphs / named attrs, string lists holding a NUL or non-UTF-8 text) is skipped with a
- *    debug log line: none of it bears on memory.
+ *    graphs / named attrs, string lists holding a NUL or non-UTF-8 text) is not in the graph:
+ *    none of it bears on memory. It is kept in the residual, with every attribute whose IR
+ *    form would print back differently (a dt, an s of bytes, a list whose val_type was unset):
+ *    the reader builds the writer's AttrDef for each and compares.
  *  - post-build memory offsets input_i / output_i / workspace / workspace_bytes become the node
  *    attributes _gm_input_offsets / _gm_output_offsets / _gm_workspace_offsets /
  *    _gm_workspace_bytes (list of int), for `graphmem verify`.
- *  - model attrs: string values under "ge.*" keys are the model's options; graph attrs are the
- *    graph's attributes. Ignored: version, custom_version, graph input/output lists, attr
- *    groups, src/dst names and indices, is_input_const, has_out_attr and the desc fields that
- *    say nothing about memory (device_type, real_dim_cnt, weight_size, data_offset, cmps_*).
+ *  - model attrs: string values under "ge.*" keys are the model's options; the others (GE's
+ *    memory_size, stream_num, soc_version ...) are the model's residual, kept on the root graph;
+ *    graph attrs are the graph's attributes. The residuals keep: version, custom_version,
+ *    graph input/output lists, attr groups, src/dst names and indices, is_input_const,
+ *    has_out_attr and the desc fields that say nothing about memory (device_type, real_dim_cnt,
+ *    weight_size, data_offset, cmps_*).
  *
- * Errors give "<source>:<line>:<col>:" from the parser's positions, then the graph and op.
+ * Errors give "<source>:<line>:<col>:" from the parser's positions (none for an offline
+ * model's binary ModelDef), then the graph and op.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ge_ir.pb-c.h"
 #include "graphmem/io.h"
 #include "graphmem/log.h"
+#include "io/ge_internal.h"
 #include "io/pbtext.h"
 #include "ir/ir.h"
 #include "ops/attr_table.h"
@@ -51,12 +58,18 @@
 #include "util/strmap.h"
 #include "util/utf8.h"
 
-typedef Ge__Proto__ModelDef ModelDef;
-typedef Ge__Proto__GraphDef GraphDef;
-typedef Ge__Proto__OpDef OpDef;
-typedef Ge__Proto__TensorDescriptor TensorDesc;
-typedef Ge__Proto__AttrDef AttrDef;
+typedef GeModelDef ModelDef;
+typedef GeGraphDef GraphDef;
+typedef GeOpDef OpDef;
+typedef GeTensorDesc TensorDesc;
+typedef GeAttrDef AttrDef;
 typedef Ge__Proto__AttrDef__ListValue ListValue;
+
+/* The attribute entries a residual keeps, gathered while an attribute map is read. */
+typedef struct entries {
+    GeAttrEntry **v;
+    size_t n, cap;
+} entries;
 
 /* Reader state. */
 typedef struct gr {
@@ -64,8 +77,11 @@ typedef struct gr {
     const char *text;
     size_t len;
     gm_error *err;
-    gm_pbtext_posmap pos;
+    const gm_pbtext_posmap *pos; /* NULL for a binary ModelDef: messages then name no line */
     gm_model *m;
+    gm_ge_arena arena;     /* the writer's form of attributes, to compare with what was read */
+    uint8_t *packed;       /* scratch for that comparison */
+    size_t packed_cap;
     gm_strmap ops;     /* op name -> OpDef, over all graphs */
     gm_strmap graphs;  /* graph name -> GraphDef */
     gm_strmap parents; /* subgraph name -> the OpDef listing it */
@@ -91,7 +107,7 @@ static gm_status fail_at(gr *r, const void *msg, uint32_t field, uint32_t index,
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     size_t off;
-    if (gm_pbtext_pos_find(&r->pos, msg, field, index, &off) || gm_pbtext_pos_find(&r->pos, msg, 0, 0, &off)) {
+    if (r->pos && (gm_pbtext_pos_find(r->pos, msg, field, index, &off) || gm_pbtext_pos_find(r->pos, msg, 0, 0, &off))) {
         size_t line, col;
         gm_pbtext_line_col(r->text, r->len, off, &line, &col);
         snprintf(where, sizeof where, ":%zu:%zu", line, col);
@@ -127,9 +143,10 @@ static gm_status set_text(gr *r, gm_attr **list, const char *name, const Protobu
     return built(r, st);
 }
 
+/* An attribute the IR cannot hold: it lives on in the residual only, for the GE writer. */
 static void skip_attr(gr *r, const char *name, const char *why)
 {
-    gm_log(GM_LOG_DEBUG, "%s: graph '%s'%s%s%s: attribute '%s' skipped: %s", r->src, r->graph ? r->graph : "",
+    gm_log(GM_LOG_DEBUG, "%s: graph '%s'%s%s%s: attribute '%s' kept for GE's writer only: %s", r->src, r->graph ? r->graph : "",
            r->op ? ": op '" : "", r->op ? r->op : "", r->op ? "'" : "", name, why);
 }
 
@@ -297,41 +314,67 @@ static gm_status put_attr(gr *r, gm_attr **list, const char *name, const AttrDef
     }
 }
 
-/* The key and value of a map<string, AttrDef> entry, read through its descriptor: every map
- * of the proto has its own entry type, with key = field 1 and value = field 2. */
-static void map_entry(const ProtobufCMessage *e, const char **key, const AttrDef **value)
+static gm_status keep_entry(gr *r, entries *rest, GeAttrEntry *e)
 {
-    const ProtobufCMessageDescriptor *d = e->descriptor;
-    *key = "";
-    *value = NULL;
-    for (unsigned i = 0; i < d->n_fields; i++) {
-        const void *slot = (const char *)e + d->fields[i].offset;
-        if (d->fields[i].id == 1) *key = *(const char *const *)slot ? *(const char *const *)slot : "";
-        if (d->fields[i].id == 2) *value = *(const AttrDef *const *)slot;
-    }
+    if (rest->n == rest->cap && gm_grow((void **)&rest->v, sizeof *rest->v, rest->n + 1, &rest->cap)) return oom(r);
+    rest->v[rest->n++] = e;
+    return GM_OK;
 }
 
-/* Every entry of an attr map field (number `field` of owner) into list. `memory_type`, when
- * not NULL, receives the reserved desc attribute "_gm_memory_type" instead of the list. */
-static gm_status read_attr_map(gr *r, gm_attr **list, const void *owner, uint32_t field, size_t n, void *const *entries,
-                               gm_tensor_desc *memory_type)
+/* Whether the IR's attribute `name` prints back as v: the writer's AttrDef packs to the same
+ * bytes. A desc prints back through its own residual. */
+static gm_status prints_back(gr *r, const gm_attr *list, const char *name, const AttrDef *v, bool *same)
+{
+    const gm_attr *a = gm_attr_find(list, name);
+    *same = false;
+    if (!a) return GM_OK;
+    if (a->kind == GM_ATTR_TENSOR_DESC) {
+        *same = true;
+        return GM_OK;
+    }
+    const AttrDef *w = gm_ge_build_attr(&r->arena, a);
+    if (!w || r->arena.oom) return oom(r);
+    size_t nw = protobuf_c_message_get_packed_size(&w->base), nv = protobuf_c_message_get_packed_size(&v->base);
+    if (nw != nv) return GM_OK;
+    if (r->packed_cap < 2 * nv && gm_grow((void **)&r->packed, 1, 2 * nv, &r->packed_cap)) return oom(r);
+    protobuf_c_message_pack(&w->base, r->packed);
+    protobuf_c_message_pack(&v->base, r->packed + nv);
+    *same = memcmp(r->packed, r->packed + nv, nv) == 0;
+    return GM_OK;
+}
+
+/* Every entry of an attribute map (field number `field` of owner) into list; the entries the
+ * IR cannot hold, or holds in a form that prints differently, also into rest. `memory_type`,
+ * when not NULL, receives the reserved desc attribute "_gm_memory_type" instead of the list. */
+static gm_status read_attr_map(gr *r, gm_attr **list, const void *owner, uint32_t field, size_t n,
+                               GeAttrEntry *const *ents, gm_tensor_desc *memory_type, entries *rest)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *key;
-        const AttrDef *v;
-        map_entry(entries[i], &key, &v);
+        GeAttrEntry *e = ents[i];
+        const AttrDef *v = e->value;
+        if (memchr(e->key.data, '\0', e->key.len) || !gm_utf8_valid((const char *)e->key.data, e->key.len, NULL))
+            return fail_at(r, owner, field, (uint32_t)i, "an attribute key holds a NUL byte or bytes that are not UTF-8");
+        char *key = gm_strndup(e->key.len ? (const char *)e->key.data : "", e->key.len);
+        if (!key) return oom(r);
+        gm_status st = GM_OK;
         if (memory_type && strcmp(key, "_gm_memory_type") == 0) {
             gm_mem_type mt;
             char name[16] = "";
             if (v && v->value_case == GE__PROTO__ATTR_DEF__VALUE_S && v->s.len < sizeof name)
                 memcpy(name, v->s.data, v->s.len);
             if (!gm_mem_type_from_name(name, &mt))
-                return fail_at(r, owner, field, (uint32_t)i,
-                               "attribute '_gm_memory_type' must be the string hbm, p2p, ts or host");
-            gm_desc_set_mem_type(memory_type, mt);
-            continue;
+                st = fail_at(r, owner, field, (uint32_t)i,
+                             "attribute '_gm_memory_type' must be the string hbm, p2p, ts or host");
+            else gm_desc_set_mem_type(memory_type, mt);
+        } else if (gm_attr_is_kept_proto(key)) {
+            st = fail_at(r, owner, field, (uint32_t)i, "attribute '%s' is graphmem's own, reserved", key);
+        } else {
+            bool same = false;
+            st = put_attr(r, list, key, v, owner, field, (uint32_t)i);
+            if (st == GM_OK && v) st = prints_back(r, *list, key, v, &same);
+            if (st == GM_OK && !same) st = keep_entry(r, rest, e);
         }
-        gm_status st = put_attr(r, list, key, v, owner, field, (uint32_t)i);
+        gm_free(key);
         if (st != GM_OK) return st;
     }
     return GM_OK;
@@ -360,7 +403,19 @@ static gm_status read_desc(gr *r, const TensorDesc *td, gm_tensor_desc *d)
             return fail_at(r, td, 17, 0, "reuse_input_index is negative (%lld)", (long long)td->reuse_input_index);
         gm_desc_set_reuse_input(d, td->reuse_input != 0, td->reuse_input_index);
     }
-    return read_attr_map(r, gm_desc_attrs(d), td, 5, td->n_attr, (void *const *)td->attr, d);
+    entries rest = {0};
+    gm_status st = read_attr_map(r, gm_desc_attrs(d), td, 5, td->n_attr, td->attr, d, &rest);
+    if (st == GM_OK) {
+        GeTensorDesc kept = GE__PROTO__TENSOR_DESCRIPTOR__INIT;
+        gm_ge_rest_copy_owned(&kept.base, &td->base);
+        kept.name = td->name; /* an input's desc name, which the writer gives no desc */
+        if (td->size <= 0) kept.size = td->size; /* none, or GE's -1 for unknown */
+        kept.attr = rest.v;
+        kept.n_attr = rest.n;
+        if (gm_ge_rest_keep(gm_desc_attrs(d), GM_ATTR_GE_REST, &kept.base) != GM_OK) st = oom(r);
+    }
+    gm_free(rest.v);
+    return st;
 }
 
 /* ---- ops --------------------------------------------------------------------------------- */
@@ -404,7 +459,7 @@ static gm_status read_input(gr *r, const OpDef *op, size_t i, gm_node *n)
 }
 
 /* input_desc -> input descs (the pairing is explained at the top of the file). */
-static gm_status read_input_descs(gr *r, const OpDef *op, gm_node *n)
+static gm_status read_input_descs(gr *r, const OpDef *op, gm_node *n, bool *used)
 {
     size_t n_in = gm_node_input_count(n), defined = 0;
     for (size_t i = 0; i < op->n_input_desc; i++) defined += op->input_desc[i]->dtype != GE__PROTO__DATA_TYPE__DT_UNDEFINED;
@@ -418,6 +473,7 @@ static gm_status read_input_descs(gr *r, const OpDef *op, gm_node *n)
         if (st != GM_OK) return st;
         /* The desc's name is the input's IR name; input_name, read later, has the last word. */
         if (td->name && *td->name && gm_node_set_input_name(n, k, td->name) != GM_OK) return oom(r);
+        used[i] = true;
         k++;
     }
     return GM_OK;
@@ -442,6 +498,39 @@ static gm_status set_offsets(gr *r, gm_node *n, const char *name, const int64_t 
     return built(r, gm_attr_set_list_int(gm_node_attrs(n), name, v, count));
 }
 
+/* The op's residual: its owned fields, the attributes in rest, the input_desc entries that
+ * describe no input (used[i] false) with their positions, and input_name as it was, which the
+ * writer gives back while the op keeps the inputs it had. */
+static gm_status keep_op(gr *r, const OpDef *op, gm_node *n, const bool *used, const entries *rest)
+{
+    OpDef kept = GE__PROTO__OP_DEF__INIT;
+    gm_ge_rest_copy_owned(&kept.base, &op->base);
+    kept.attr = rest->v;
+    kept.n_attr = rest->n;
+    kept.input_name = op->input_name;
+    kept.n_input_name = op->n_input_name;
+    kept.gm_inputs = (int64_t)gm_node_input_count(n);
+    kept.gm_input_descs = (int64_t)op->n_input_desc;
+    size_t extra = 0;
+    for (size_t i = 0; i < op->n_input_desc; i++) extra += !used[i];
+    TensorDesc **descs = extra ? gm_calloc(extra, sizeof *descs) : NULL;
+    int64_t *at = extra ? gm_calloc(extra, sizeof *at) : NULL;
+    gm_status st = GM_OK;
+    if (extra && (!descs || !at)) st = oom(r);
+    for (size_t i = 0, k = 0; i < op->n_input_desc && st == GM_OK; i++) {
+        if (used[i]) continue;
+        descs[k] = op->input_desc[i];
+        at[k++] = (int64_t)i;
+    }
+    kept.input_desc = descs;
+    kept.n_input_desc = kept.n_gm_input_desc_at = st == GM_OK ? extra : 0;
+    kept.gm_input_desc_at = at;
+    if (st == GM_OK && gm_ge_rest_keep(gm_node_attrs(n), GM_ATTR_GE_REST, &kept.base) != GM_OK) st = oom(r);
+    gm_free(descs);
+    gm_free(at);
+    return st;
+}
+
 static gm_status read_op(gr *r, gm_graph *g, const OpDef *op)
 {
     r->op = op->name;
@@ -452,18 +541,24 @@ static gm_status read_op(gr *r, gm_graph *g, const OpDef *op)
     for (size_t i = 0; i < op->n_input; i++) {
         if ((st = read_input(r, op, i, n)) != GM_OK) return st;
     }
-    if ((st = read_input_descs(r, op, n)) != GM_OK) return st;
-    if ((st = read_output_descs(r, op, n)) != GM_OK) return st;
-    for (size_t i = 0; i < op->n_input_name && i < gm_node_input_count(n); i++) {
-        if (*op->input_name[i] && gm_node_set_input_name(n, i, op->input_name[i]) != GM_OK) return oom(r);
+    bool *used = op->n_input_desc ? gm_calloc(op->n_input_desc, sizeof *used) : NULL;
+    if (op->n_input_desc && !used) return oom(r);
+    entries rest = {0};
+    st = read_input_descs(r, op, n, used);
+    if (st == GM_OK) st = read_output_descs(r, op, n);
+    for (size_t i = 0; i < op->n_input_name && i < gm_node_input_count(n) && st == GM_OK; i++) {
+        if (*op->input_name[i] && gm_node_set_input_name(n, i, op->input_name[i]) != GM_OK) st = oom(r);
     }
-    st = read_attr_map(r, gm_node_attrs(n), op, 10, op->n_attr, (void *const *)op->attr, NULL);
+    if (st == GM_OK) st = read_attr_map(r, gm_node_attrs(n), op, 10, op->n_attr, op->attr, NULL, &rest);
     if (st == GM_OK) st = set_offsets(r, n, "_gm_input_offsets", op->input_i, op->n_input_i);
     if (st == GM_OK) st = set_offsets(r, n, "_gm_output_offsets", op->output_i, op->n_output_i);
     if (st == GM_OK) st = set_offsets(r, n, "_gm_workspace_offsets", op->workspace, op->n_workspace);
     if (st == GM_OK) st = set_offsets(r, n, "_gm_workspace_bytes", op->workspace_bytes, op->n_workspace_bytes);
     for (size_t i = 0; i < op->n_subgraph_name && st == GM_OK; i++)
         st = built(r, gm_node_add_subgraph_by_name(n, op->subgraph_name[i]));
+    if (st == GM_OK) st = keep_op(r, op, n, used, &rest);
+    gm_free(used);
+    gm_free(rest.v);
     r->op = NULL;
     return st;
 }
@@ -522,58 +617,86 @@ static gm_status index_model(gr *r, const ModelDef *md)
     return GM_OK;
 }
 
-/* Model attrs: string values under ge.* keys are options; the rest says nothing to graphmem. */
-static gm_status read_options(gr *r, const ModelDef *md)
+/* Model attrs: string values under ge.* keys are options; the rest goes to the model's
+ * residual, which the root graph keeps. */
+static gm_status read_options(gr *r, const ModelDef *md, entries *rest)
 {
     for (size_t i = 0; i < md->n_attr; i++) {
-        const char *key;
-        const AttrDef *v;
-        map_entry(&md->attr[i]->base, &key, &v);
-        if (strncmp(key, "ge.", 3) != 0 || !v || v->value_case != GE__PROTO__ATTR_DEF__VALUE_S ||
-            !is_text(v->s.data ? (const void *)v->s.data : "", v->s.len)) {
-            gm_log(GM_LOG_DEBUG, "%s: model attribute '%s' is not an option (a string under a ge.* key): skipped",
-                   r->src, key);
+        GeAttrEntry *e = md->attr[i];
+        const AttrDef *v = e->value;
+        const char *k = e->key.len ? (const char *)e->key.data : "";
+        bool option = e->key.len > 3 && !memcmp(k, "ge.", 3) && is_text(k, e->key.len) && v &&
+                      v->value_case == GE__PROTO__ATTR_DEF__VALUE_S &&
+                      is_text(v->s.data ? (const void *)v->s.data : "", v->s.len);
+        if (!option) {
+            if (keep_entry(r, rest, e) != GM_OK) return oom(r);
             continue;
         }
-        char *s = gm_strndup(v->s.data ? (const char *)v->s.data : "", v->s.len);
-        if (!s) return oom(r);
-        gm_status st = gm_model_set_option(r->m, key, s);
+        char *key = gm_strndup(k, e->key.len), *s = gm_strndup(v->s.data ? (const char *)v->s.data : "", v->s.len);
+        gm_status st = key && s ? gm_model_set_option(r->m, key, s) : GM_ERR_NOMEM;
+        gm_free(key);
         gm_free(s);
         if (st != GM_OK) return oom(r);
     }
     return GM_OK;
 }
 
+static gm_status keep_model(gr *r, const ModelDef *md, gm_graph *root, const entries *rest)
+{
+    ModelDef kept = GE__PROTO__MODEL_DEF__INIT;
+    gm_ge_rest_copy_owned(&kept.base, &md->base);
+    kept.attr = rest->v;
+    kept.n_attr = rest->n;
+    return gm_ge_rest_keep(gm_graph_attrs(root), GM_ATTR_GE_MODEL_REST, &kept.base) == GM_OK ? GM_OK : oom(r);
+}
+
+static gm_status keep_graph(gr *r, const GraphDef *gd, gm_graph *g, const entries *rest)
+{
+    GraphDef kept = GE__PROTO__GRAPH_DEF__INIT;
+    gm_ge_rest_copy_owned(&kept.base, &gd->base);
+    kept.attr = rest->v;
+    kept.n_attr = rest->n;
+    return gm_ge_rest_keep(gm_graph_attrs(g), GM_ATTR_GE_REST, &kept.base) == GM_OK ? GM_OK : oom(r);
+}
+
+static gm_status read_graph(gr *r, const ModelDef *md, size_t gi, const entries *model_rest)
+{
+    const GraphDef *gd = md->graph[gi];
+    const OpDef *parent = gi ? gm_strmap_get(&r->parents, gd->name) : NULL;
+    gm_graph *g = gm_model_add_graph(r->m, gd->name, parent ? parent->name : NULL, r->err);
+    if (!g) return r->err ? r->err->code : GM_ERR_INPUT;
+    r->graph = gd->name;
+    entries rest = {0};
+    gm_status st = read_attr_map(r, gm_graph_attrs(g), gd, 11, gd->n_attr, gd->attr, NULL, &rest);
+    if (st == GM_OK) st = keep_graph(r, gd, g, &rest);
+    if (st == GM_OK && gi == 0) st = keep_model(r, md, g, model_rest);
+    gm_free(rest.v);
+    for (size_t i = 0; i < gd->n_op && st == GM_OK; i++) st = read_op(r, g, gd->op[i]);
+    r->graph = NULL;
+    return st;
+}
+
 static gm_status read_model(gr *r, const ModelDef *md)
 {
-    if (md->n_graph == 0) return gm_error_set(r->err, GM_ERR_INPUT, "%s: the dump has no graph", r->src);
+    if (md->n_graph == 0) return gm_error_set(r->err, GM_ERR_INPUT, "%s: the model has no graph", r->src);
     gm_status st = index_model(r, md);
     if (st != GM_OK) return st;
     if (!(r->m = gm_model_new(md->name)) || gm_model_set_source(r->m, r->src) != GM_OK) return oom(r);
-    if ((st = read_options(r, md)) != GM_OK) return st;
-    for (size_t gi = 0; gi < md->n_graph; gi++) {
-        const GraphDef *gd = md->graph[gi];
-        const OpDef *parent = gi ? gm_strmap_get(&r->parents, gd->name) : NULL;
-        gm_graph *g = gm_model_add_graph(r->m, gd->name, parent ? parent->name : NULL, r->err);
-        if (!g) return r->err ? r->err->code : GM_ERR_INPUT;
-        r->graph = gd->name;
-        st = read_attr_map(r, gm_graph_attrs(g), gd, 11, gd->n_attr, (void *const *)gd->attr, NULL);
-        for (size_t i = 0; i < gd->n_op && st == GM_OK; i++) st = read_op(r, g, gd->op[i]);
-        if (st != GM_OK) return st;
-        r->graph = NULL;
-    }
-    return gm_model_finalize(r->m, r->err);
+    entries model_rest = {0};
+    st = read_options(r, md, &model_rest);
+    for (size_t gi = 0; gi < md->n_graph && st == GM_OK; gi++) st = read_graph(r, md, gi, &model_rest);
+    gm_free(model_rest.v);
+    return st == GM_OK ? gm_model_finalize(r->m, r->err) : st;
 }
 
-gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source, gm_model **out, gm_error *err)
+gm_status gm_ge_read_model_def(const GeModelDef *md, const char *source, const char *text, size_t len,
+                               const gm_pbtext_posmap *pos, gm_model **out, gm_error *err)
 {
     *out = NULL;
-    gr r = {.src = source ? source : "", .text = text, .len = len, .err = err};
-    ProtobufCMessage *msg = NULL;
-    gm_status st = gm_pbtext_parse(&ge__proto__model_def__descriptor, text, len, r.src, &r.pos, &msg, err);
-    if (st == GM_OK) st = read_model(&r, (const ModelDef *)msg);
-    protobuf_c_message_free_unpacked(msg, NULL);
-    gm_pbtext_posmap_free(&r.pos);
+    gr r = {.src = source ? source : "", .text = text, .len = len, .err = err, .pos = pos};
+    gm_status st = read_model(&r, md);
+    gm_ge_arena_free(&r.arena);
+    gm_free(r.packed);
     gm_strmap_free(&r.ops);
     gm_strmap_free(&r.graphs);
     gm_strmap_free(&r.parents);
@@ -583,4 +706,18 @@ gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source
     }
     *out = r.m;
     return GM_OK;
+}
+
+gm_status gm_model_read_ge_text(const char *text, size_t len, const char *source, gm_model **out, gm_error *err)
+{
+    *out = NULL;
+    if (!source) source = "";
+    gm_pbtext_posmap pos = {0};
+    ProtobufCMessage *msg = NULL;
+    gm_status st = gm_pbtext_parse(&ge__proto__model_def__descriptor, text, len, source, &pos, &msg, err);
+    if (st == GM_OK) st = gm_ge_names_decode((ModelDef *)msg, source, text, len, &pos, err);
+    if (st == GM_OK) st = gm_ge_read_model_def((const ModelDef *)msg, source, text, len, &pos, out, err);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    gm_pbtext_posmap_free(&pos);
+    return st;
 }

@@ -89,13 +89,14 @@ static void write_attr_value(gm_jw *w, const gm_attr *a)
 
 static void write_attrs(gm_jw *w, const gm_attr *list)
 {
-    if (!list) return;
+    while (list && gm_attr_is_kept_proto(list->name)) list = list->next;
+    if (!list) return; /* no "attrs" for a list of nothing but kept protobuf */
     const char *outer = w->what;
     char what[300];
     gm_jw_key(w, "attrs");
     gm_jw_open(w, '{');
     for (const gm_attr *a = list; a; a = a->next) {
-        if (gm_attr_is_onnx_proto(a->name)) continue; /* ONNX's protobuf bytes (weights): ONNX's alone */
+        if (gm_attr_is_kept_proto(a->name)) continue; /* ONNX's weights, GE's residual: their own formats' alone */
         snprintf(what, sizeof what, "%s%sattribute '%s'", outer ? outer : "", outer ? ": " : "", a->name);
         w->what = what;
         gm_jw_key(w, a->name);
@@ -125,12 +126,6 @@ static void write_desc(gm_jw *w, const gm_tensor_desc *d)
     if (d->layout) gm_jw_kv_str(w, "layout", d->layout);
     write_attrs(w, d->attrs);
     gm_jw_close(w, '}');
-}
-
-static bool desc_is_default(const gm_tensor_desc *d)
-{
-    return d->dtype == GM_DT_UNDEFINED && d->ndims < 0 && !d->size_given && !d->mem_type_given &&
-           !d->reuse_input && !d->layout && !d->attrs;
 }
 
 /* ---- nodes, graphs, model -------------------------------------------------------------- */
@@ -201,7 +196,7 @@ static void write_descs(gm_jw *w, const gm_node *n)
     /* Input descs up to the last one that says something; earlier defaults as {}. */
     uint32_t last = 0;
     for (uint32_t i = 0; i < n->n_in; i++) {
-        if (!desc_is_default(&n->in_desc[i])) last = i + 1;
+        if (!gm_desc_is_blank(&n->in_desc[i])) last = i + 1;
     }
     if (last) {
         gm_jw_key(w, "input_descs");

@@ -31,6 +31,7 @@ const char *gm_format_name(gm_format f)
     case GM_FORMAT_JSON: return "json";
     case GM_FORMAT_ONNX: return "onnx";
     case GM_FORMAT_GE_TEXT: return "ge";
+    case GM_FORMAT_GE_OM: return "om";
     case GM_FORMAT_UNKNOWN: break;
     }
     return "unknown";
@@ -62,6 +63,8 @@ gm_format gm_format_detect(const void *data, size_t len)
 {
     const unsigned char *p = data;
     size_t i = 0;
+    /* An offline model's magic, "IMOD", would read as a protobuf key (0x49) below. */
+    if (len >= 4 && memcmp(p, "IMOD", 4) == 0) return GM_FORMAT_GE_OM;
     if (len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) i = 3;
     while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
     if (i == len) return GM_FORMAT_UNKNOWN;
@@ -92,6 +95,7 @@ gm_format gm_format_from_path(const char *path)
     if (ends_with(path, ".json")) return GM_FORMAT_JSON;
     if (ends_with(path, ".onnx")) return GM_FORMAT_ONNX;
     if (ends_with(path, ".txt") || ends_with(path, ".pbtxt")) return GM_FORMAT_GE_TEXT;
+    if (ends_with(path, ".om")) return GM_FORMAT_GE_OM;
     return GM_FORMAT_UNKNOWN;
 }
 
@@ -102,6 +106,7 @@ gm_format gm_format_from_name(const char *name)
     if (strcasecmp(name, "onnx") == 0) return GM_FORMAT_ONNX;
     if (strcasecmp(name, "ge") == 0 || strcasecmp(name, "txt") == 0 || strcasecmp(name, "pbtxt") == 0)
         return GM_FORMAT_GE_TEXT;
+    if (strcasecmp(name, "om") == 0) return GM_FORMAT_GE_OM;
     return GM_FORMAT_UNKNOWN;
 }
 
@@ -189,11 +194,14 @@ static gm_status read_buffer(const char *data, size_t len, gm_format fmt, const 
     case GM_FORMAT_JSON: return gm_model_read_json(data, len, source, out, err);
     case GM_FORMAT_ONNX: return gm_model_read_onnx(data, len, source, dims, out, err);
     case GM_FORMAT_GE_TEXT: return gm_model_read_ge_text(data, len, source, out, err);
+    case GM_FORMAT_GE_OM: return gm_model_read_ge_om(data, len, source, out, err);
     case GM_FORMAT_UNKNOWN: break;
     }
     if (len == 0) return gm_error_set(err, GM_ERR_INPUT, "%s: the file is empty", source);
     return gm_error_set(err, GM_ERR_INPUT,
-                        "%s: unknown model format (expected graphmem JSON, ONNX or a GE text dump)", source);
+                        "%s: unknown model format (expected graphmem JSON, ONNX, a GE text dump or a GE offline "
+                        "model)",
+                        source);
 }
 
 gm_status gm_model_read_buffer(const char *data, size_t len, gm_format fmt, const char *source,
@@ -233,6 +241,11 @@ gm_status gm_model_write_buffer(const gm_model *m, gm_format fmt, void **data, s
     *data = NULL;
     *len = 0;
     if (fmt == GM_FORMAT_ONNX) return gm_model_write_onnx(m, data, len, err);
+    /* An offline model holds compiled kernels and task lists graphmem does not make. */
+    if (fmt == GM_FORMAT_GE_OM)
+        return gm_error_set(err, GM_ERR_INPUT, "%s: graphmem reads GE offline models (.om) but does not write them "
+                            "(write a GE text dump, .txt, instead)",
+                            *gm_model_source(m) ? gm_model_source(m) : gm_model_name(m));
     char *text = NULL;
     gm_status st = fmt == GM_FORMAT_GE_TEXT ? gm_model_write_ge_text(m, &text, len, err)
                                             : gm_model_write_json(m, &text, len, err);

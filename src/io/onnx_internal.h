@@ -247,6 +247,8 @@ typedef struct gm_onnx_reader {
     gm_strmap type_next;  /* op type -> next k of "<type>_<k>" (borrowed keys) */
     char **names;
     size_t n_names, cap_names;
+    char **values;        /* value names copied out of STRINGS attributes (bytes, no NUL) */
+    size_t n_values, cap_values;
     gm_onnx_rgraph **graphs;
     size_t ng, capg;
 } gm_onnx_reader;

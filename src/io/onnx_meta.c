@@ -102,9 +102,16 @@ static void tok_str(gm_onnx_text *t, const char *s, size_t n)
 
 static void tok_cstr(gm_onnx_text *t, const char *s) { tok_str(t, s ? s : "", s ? strlen(s) : 0); }
 
+/* Attributes count unless they are some format's kept protobuf, which the record leaves out. */
+static bool has_attrs(const gm_attr *a)
+{
+    while (a && gm_attr_is_kept_proto(a->name)) a = a->next;
+    return a != NULL;
+}
+
 bool gm_onnx_desc_has_rest(const gm_tensor_desc *d)
 {
-    return d->size_given || d->mem_type_given || d->reuse_input || d->layout || d->attrs;
+    return d->size_given || d->mem_type_given || d->reuse_input || d->layout || has_attrs(d->attrs);
 }
 
 void gm_onnx_enc_desc(gm_onnx_text *t, const gm_tensor_desc *d, unsigned fields)
@@ -197,7 +204,8 @@ void gm_onnx_enc_attrs(gm_onnx_text *t, const gm_attr *list)
 {
     tok(t, "{");
     for (const gm_attr *a = list; a; a = a->next) {
-        if (gm_attr_is_onnx_proto(a->name)) continue; /* the initializer or value_info itself carries it */
+        /* ONNX's: the initializer or value_info itself carries it; GE's residual: GE's alone */
+        if (gm_attr_is_kept_proto(a->name)) continue;
         tok_cstr(t, a->name);
         gm_onnx_enc_value(t, a);
     }

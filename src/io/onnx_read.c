@@ -34,9 +34,11 @@
  *    stays unknown is a -1 dim, or [-2] for an unknown rank.
  *
  * Files graphmem wrote (model metadata `graphmem.format`) are read back exactly: see the
- * encoding at the top of onnx_write.c. External data is never loaded. Before protobuf-c unpacks
- * anything, the encoding is walked against the schema, so that truncated, mis-typed or absurdly
- * nested input is refused without a deep recursion.
+ * encoding at the top of onnx_write.c. A node's captured values (graphmem.captures) become its
+ * inputs past the file's, before its bodies are built, and a body's Data for each comes from the
+ * record on its value_info (build_captured). External data is never loaded. Before protobuf-c
+ * unpacks anything, the encoding is walked against the schema, so that truncated, mis-typed or
+ * absurdly nested input is refused without a deep recursion.
  *
  * This file: the model and graph structure. onnx_read_scope.c: names and value resolution
  * through nested scopes; onnx_read_attrs.c: attributes and graphmem's records;
@@ -266,6 +268,41 @@ static gm_status keep_tensor(rd *r, gm_node *n, const Onnx__TensorProto *tp)
     return st == GM_OK ? GM_OK : oom(r);
 }
 
+/* A value name of a STRINGS attribute, NUL-terminated and kept until the reader is done (the
+ * scopes borrow value names). NULL: out of memory. */
+static const char *value_name(rd *r, const ProtobufCBinaryData *b)
+{
+    char *s = gm_strndup(b->len ? (const char *)b->data : "", b->len);
+    if (!s || gm_grow((void **)&r->values, sizeof *r->values, r->n_values + 1, &r->cap_values)) {
+        gm_free(s);
+        return NULL;
+    }
+    return r->values[r->n_values++] = s;
+}
+
+/* The outer values the bodies of a node graphmem wrote read (GM_ONNX_NODE_PREFIX "captures":
+ * ONNX has them as captures, onnx_write.c): its inputs past the operator's own, in order. Its
+ * bodies find each as a value of their own, rebuilt from its record (build_captured). */
+static gm_status push_captures(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, size_t *cap_in)
+{
+    const Onnx__NodeProto *np = rn->np;
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (!a->name || strcmp(gm_onnx_meta_name(a->name), GM_ONNX_PREFIX "captures") != 0) continue;
+        for (size_t k = 0; k < a->n_strings && st == GM_OK; k++) {
+            const char *v = value_name(r, &a->strings[k]);
+            if (!v) return oom(r);
+            int32_t idx = -1;
+            if (*v && (idx = gm_onnx_resolve(r, rg, v, &st)) < 0 && st == GM_OK)
+                return fail(r, GM_ERR_INPUT, "graph '%s': node '%s' (%s): captured value %zu names unknown value "
+                            "'%s'", gname(rg), rn->node->name, np->op_type, k, v);
+            if (st == GM_OK) st = push_input(r, rg, rn, idx, cap_in);
+        }
+    }
+    return st;
+}
+
 static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const char *name)
 {
     const Onnx__NodeProto *np = rn->np;
@@ -322,6 +359,7 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
         if ((st = push_input(r, rg, rn, idx, &cap_in)) != GM_OK) return st;
     }
     rn->n_onnx_in = rn->n_in;
+    if (r->faithful && (st = push_captures(r, rg, rn, &cap_in)) != GM_OK) return st;
     if (rn->cf != GM_ONNX_CF_NONE) {
         /* The bodies' GRAPH attributes, borrowed from the protobuf. */
         const Onnx__AttributeProto **bodies = gm_calloc(np->n_attribute + 2, sizeof *bodies);
@@ -460,6 +498,31 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, gm_onnx_cf parent_cf, c
         rg->t[idx].parent_index = rg->outer ? (int32_t)(i + shift) : -1;
         if ((st = gm_onnx_declare(r, rg, idx, vi)) != GM_OK) return st;
         data_pos++;
+    }
+    return GM_OK;
+}
+
+/* The outer values a body of a file graphmem wrote reads: each a Data node rebuilt from the
+ * record on a value_info of that value (onnx_write.c), the body's own value under the outer
+ * name, which the node owning the body has as an input (push_captures). */
+static gm_status build_captured(rd *r, gm_onnx_rgraph *rg, placed **pl, size_t *npl, size_t *cap_pl)
+{
+    const Onnx__GraphProto *gp = rg->gp;
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < gp->n_value_info && rg->outer; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        if (!vi->name || !gm_onnx_has_prefix(vi->doc_string, GM_ONNX_RECORD_MAGIC)) continue;
+        char what[300];
+        snprintf(what, sizeof what, "graph '%s': captured value '%s'", gname(rg), vi->name);
+        gm_node *n;
+        bool has;
+        if ((st = source_node(r, rg, vi->doc_string, what, vi->name, "Data", pl, npl, cap_pl, &n, &has)) != GM_OK)
+            return st;
+        int32_t idx = gm_onnx_add_tensor(r, rg, vi->name, n->name, 0, &st);
+        if (idx < 0) return st;
+        rg->t[idx].node = n;
+        rg->t[idx].from_record = has;
+        rg->t[idx].parent_index = (int32_t)gm_attrs_get_int(n->attrs, "_parent_node_index", -1);
     }
     return GM_OK;
 }
@@ -617,6 +680,7 @@ static gm_status build_graph(rd *r, const Onnx__GraphProto *gp, gm_onnx_rgraph *
     }
     if (st == GM_OK) st = build_inputs(r, rg, parent_cf, &inits, &pl, &npl, &cap_pl);
     if (st == GM_OK) st = build_initializers(r, rg, &vis, &pl, &npl, &cap_pl);
+    if (st == GM_OK && r->faithful) st = build_captured(r, rg, &pl, &npl, &cap_pl);
 
     /* Every node's name and outputs first, so that values are known before their use. */
     if (st == GM_OK && gp->n_node) {
@@ -735,10 +799,11 @@ static gm_status set_descs(rd *r)
         gm_onnx_rgraph *rg = r->graphs[gi];
         for (size_t i = 0; i < rg->nt; i++) {
             gm_onnx_rtensor *t = &rg->t[i];
-            if (!t->node || t->from_record || t->out >= t->node->n_out) continue;
-            gm_tensor_desc *d = &t->node->out[t->out].desc;
+            if (!t->node || t->out >= t->node->n_out) continue;
             gm_status st = keep_type(r, t->node, t->out, t->vi);
             if (st != GM_OK) return st;
+            if (t->from_record) continue; /* its record says the desc; a type no tensor has, only its value_info */
+            gm_tensor_desc *d = &t->node->out[t->out].desc;
             if (r->faithful) {
                 if (t->vi && (st = gm_onnx_desc_from_vi(r, t->vi, d)) != GM_OK) return st;
                 if (t->overlay && (st = gm_onnx_decode_attr_desc(r, t->node, t->overlay, d)) != GM_OK) return st;
@@ -782,6 +847,8 @@ static void rd_free(rd *r)
     gm_free(r->graphs);
     for (size_t i = 0; i < r->n_names; i++) gm_free(r->names[i]);
     gm_free(r->names);
+    for (size_t i = 0; i < r->n_values; i++) gm_free(r->values[i]);
+    gm_free(r->values);
     gm_strmap_free(&r->used);
     gm_strmap_free(&r->onnx_names);
     gm_strmap_free(&r->reserved);
@@ -836,6 +903,50 @@ static void pb_free_fn(void *data, void *p)
     gm_free(p);
 }
 
+/* The node of g (or of a body below it) that calls one of the model's local functions. */
+static const Onnx__NodeProto *calls_function(const Onnx__ModelProto *mp, const Onnx__GraphProto *g,
+                                             const Onnx__FunctionProto **fn, int depth)
+{
+    for (size_t i = 0; g && depth < 64 && i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        const char *dom = n->domain ? n->domain : "";
+        for (size_t k = 0; k < mp->n_functions; k++) {
+            const Onnx__FunctionProto *f = mp->functions[k];
+            if (f->name && n->op_type && !strcmp(f->name, n->op_type) && !strcmp(f->domain ? f->domain : "", dom)) {
+                *fn = f;
+                return n;
+            }
+        }
+        for (size_t a = 0; a < n->n_attribute; a++) {
+            const Onnx__AttributeProto *at = n->attribute[a];
+            const Onnx__NodeProto *hit = at->g ? calls_function(mp, at->g, fn, depth + 1) : NULL;
+            for (size_t j = 0; !hit && j < at->n_graphs; j++) hit = calls_function(mp, at->graphs[j], fn, depth + 1);
+            if (hit) return hit;
+        }
+    }
+    return NULL;
+}
+
+/* What graphmem declares unsupported in an ONNX model (README, "What graphmem does not read"):
+ * a node that calls a model-local function, whose body would hold tensors graphmem cannot see,
+ * and training_info, whose algorithm graphs would run beside the one planned. Refused by name
+ * rather than planned as if they were not there. */
+static gm_status refuse_unsupported(rd *r, const Onnx__ModelProto *mp)
+{
+    const Onnx__FunctionProto *fn = NULL;
+    const Onnx__NodeProto *n = mp->n_functions ? calls_function(mp, mp->graph, &fn, 0) : NULL;
+    if (n)
+        return fail(r, GM_ERR_INPUT,
+                    "node '%s' calls the model's local function '%s' (domain '%s'): ONNX functions are not supported; "
+                    "inline them first (onnx.inliner.inline_local_functions)",
+                    n->name && *n->name ? n->name : n->op_type, fn->name, fn->domain ? fn->domain : "");
+    if (mp->n_training_info)
+        return fail(r, GM_ERR_INPUT,
+                    "the model has training_info (ONNX's training algorithm graphs): not supported; graphmem plans the "
+                    "model's graph, so export the training step as the graph itself");
+    return GM_OK;
+}
+
 gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, const char *const *dims,
                              gm_model **out, gm_error *err)
 {
@@ -860,6 +971,10 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (fmt && strcmp(fmt, "1") != 0) {
         st = fail(&r, GM_ERR_INPUT, "%s is '%.40s': written by a newer graphmem (this one reads 1)",
                   GM_ONNX_FORMAT_KEY, fmt);
+        onnx__model_proto__free_unpacked(mp, &pa.pc);
+        return st;
+    }
+    if ((st = refuse_unsupported(&r, mp)) != GM_OK) {
         onnx__model_proto__free_unpacked(mp, &pa.pc);
         return st;
     }

@@ -15,7 +15,12 @@
  *  - the first NetOutput -> the graph outputs: its inputs' values in order ("" unconnected);
  *  - every other node -> a NodeProto: op_type = type; domain = its string attribute `domain`,
  *    else "" for an ONNX operator, else "ai.graphmem". Output k of node n is the value "n:k"
- *    (Data/Const values take the node's name; clashes get "_<j>"); value_info for each output.
+ *    (Data/Const values take the node's name; clashes get "_<j>"); value_info for each output;
+ *  - captured values: an If, Loop or Scan (opset 9 on) of the default domain is written with
+ *    its operator's inputs only (If: cond; Loop: M, cond, carried; Scan: states, scan inputs);
+ *    its inputs past them, the outer values its bodies read, are captures: a body Data reading
+ *    one (an If's branches: any) is no graph input but takes the outer value's name, so that
+ *    the body reads it by name as ONNX does (scope_of; the IR as is where they cannot be said).
  *
  * What ONNX cannot say natively travels under the reserved prefix "graphmem." (text grammar
  * in onnx_meta.c); on a node its attributes are written "__graphmem.<...>" (GM_ONNX_NODE_PREFIX:
@@ -33,14 +38,17 @@
  *    of a loop: body; While: cond, body; Case: branch_<i>; PartitionedCall: f; else
  *    subgraph_<i>. The GraphProto's name is the subgraph's name;
  *  - graphmem.stream INT (when not 0), graphmem.control_inputs STRINGS (node names),
- *    graphmem.input_names / graphmem.output_names STRINGS ("" = the op table's default);
+ *    graphmem.input_names / graphmem.output_names STRINGS ("" = the op table's default),
+ *    graphmem.captures STRINGS (the captured values in input order, which the reader gives
+ *    back as the inputs past the operator's own);
  *  - graphmem.output.<k> STRING: output k's desc beyond the value_info (explicit size, memory
  *    type, reuse_input, layout, desc attributes; dtype or shape when ONNX cannot say them);
  *    graphmem.input.<i> STRING: input desc i, whole;
- *  - a node written as graph input, initializer or the outputs has a record
+ *  - a node written as graph input, initializer, captured value or the outputs has a record
  *    "graphmem:{...}" (name, type, position in the node order, stream, control inputs, IR
  *    names, attributes, every output desc, the input descs) in the doc_string of its input
- *    ValueInfo / its initializer / the GraphProto.
+ *    ValueInfo / its initializer / a value_info of the outer value without a type (the value's
+ *    own graph declares it) / the GraphProto.
  * A file without graphmem.format is read as plain ONNX, so tools that drop metadata lose the
  * extras but the graph stays readable.
  */
@@ -272,6 +280,97 @@ static const char *input_value(const wr *w, const gm_node *n, uint32_t i)
     const gm_node *p = s->src ? s->src : gm_strmap_get(&w->m->node_by_name, src);
     if (!names || !p || s->src_index < 0 || (uint32_t)s->src_index >= p->n_out) return "";
     return names[s->src_index];
+}
+
+/* ---- captured values ----------------------------------------------------------------------- */
+
+/* An ONNX body reads the values of the graphs around it by name: an If's branches have no inputs,
+ * and a Loop's or Scan's body has only those of the operator (iteration, cond, carried values;
+ * states, scan inputs). graphmem's IR makes each such value an explicit input of the node that
+ * owns the body, past the operator's own (the reader appends them, onnx_read_scope.c), read in
+ * the body by a Data node with `_parent_node_index` = that input. The writer gives them back as
+ * captures: the node is written with its operator's inputs only, and the body's Data takes the
+ * name of the outer value instead of being a graph input. */
+typedef struct scope {
+    const gm_node *owner; /* the node whose body is written; NULL: the root, or none captured */
+    uint32_t own;         /* the owner's inputs written as inputs; those past them are captured */
+    uint32_t first;       /* a body Data reading an owner input from this one on is a capture */
+} scope;
+
+/* The default domain's operator set the model is written with (as write_opsets gives it). */
+static int64_t default_opset(const wr *w)
+{
+    const gm_attr *ops = gm_attr_find(w->m->graphs[0]->attrs, GM_ONNX_OPSETS_ATTR);
+    size_t n = ops && ops->kind == GM_ATTR_LIST_STRING ? gm_attr_list_len(ops) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = gm_attr_list_string(ops, i), *colon = strrchr(s, ':');
+        if (colon && colon - s == 7 && !strncmp(s, "ai.onnx", 7)) return strtoll(colon + 1, NULL, 10);
+    }
+    return OPSET_VERSION;
+}
+
+/* How many of n's inputs its ONNX operator takes itself, for If, Loop and Scan of the default
+ * domain (dom); -1 for any other node, which ONNX gives every input it has. Scan before opset 9
+ * (sequence_lens first) keeps no count of its states, so it is written with every input too. */
+static int64_t operator_inputs(const wr *w, const gm_node *n, const char *dom)
+{
+    if (!n->n_sub || (*dom && strcmp(dom, "ai.onnx") != 0)) return -1;
+    /* the reader counts the loop-carried outputs when some are scan outputs (onnx_read.c) */
+    int64_t carried = gm_attrs_get_int(n->attrs, "_gm_carried_outputs", n->n_out);
+    if (!strcmp(n->type, "If")) return 1;
+    if (!strcmp(n->type, "Loop")) return 2 + carried;
+    if (!strcmp(n->type, "Scan") && default_opset(w) >= 9)
+        return carried + gm_attrs_get_int(n->attrs, "num_scan_inputs", 0);
+    return -1;
+}
+
+/* The outer value a body's Data is, when it is one the body captures; else NULL. */
+static const char *captured_value(const wr *w, const scope *sc, const gm_node *d, role r)
+{
+    if (!sc->owner || r != R_INPUT) return NULL;
+    int64_t p = gm_attrs_get_int(d->attrs, "_parent_node_index", -1);
+    return p >= (int64_t)sc->first && p < (int64_t)sc->owner->n_in ? input_value(w, sc->owner, (uint32_t)p) : NULL;
+}
+
+static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i);
+
+/* Whether the values a body Data captures can be said as captures: each is a value (an
+ * unconnected input has no name to read), and no two Data of one body are the same value (they
+ * would be one name, and read back as one node). Then the file reads back to the same IR. */
+static bool captures_fit(wr *w, const scope *sc)
+{
+    const gm_node *n = sc->owner;
+    for (uint32_t i = sc->own; i < n->n_in; i++)
+        if (!*input_value(w, n, i)) return false;
+    bool fit = true;
+    for (uint32_t s = 0; s < n->n_sub && fit; s++) {
+        const gm_graph *sg = subgraph_of(w, n, s);
+        const gm_node *netout = sg ? first_netoutput(sg) : NULL;
+        gm_strmap seen = {0};
+        for (uint32_t i = 0; sg && i < sg->nodes.n && fit; i++) {
+            const gm_node *d = sg->nodes.v[i];
+            if (d->dead || role_of(d, netout) != R_INPUT) continue;
+            int64_t p = gm_attrs_get_int(d->attrs, "_parent_node_index", -1);
+            if (p < (int64_t)sc->first) continue;
+            const char *v = p < (int64_t)n->n_in ? input_value(w, n, (uint32_t)p) : ""; /* "": no such input */
+            fit = *v && !gm_strmap_get(&seen, v);
+            if (fit && gm_strmap_put(&seen, v, (void *)v)) w->oom = true;
+        }
+        gm_strmap_free(&seen);
+    }
+    return fit && !w->oom;
+}
+
+/* How n's bodies read outer values: as captures where ONNX says so and they fit, else not at
+ * all (every input written as an input, every body Data as a graph input, as graphmem has them). */
+static scope scope_of(wr *w, const gm_node *n, const char *dom)
+{
+    scope none = {NULL, n->n_in, UINT32_MAX};
+    int64_t own = operator_inputs(w, n, dom);
+    if (own < 0 || own > (int64_t)n->n_in) return none;
+    /* an If's branches have no inputs at all; a Loop's or Scan's body has the operator's */
+    scope sc = {n, (uint32_t)own, strcmp(n->type, "If") == 0 ? 0 : (uint32_t)own};
+    return captures_fit(w, &sc) ? sc : none;
 }
 
 /* ---- types --------------------------------------------------------------------------------- */
@@ -530,8 +629,6 @@ static Onnx__AttributeProto *attr_of(wr *w, const gm_attr *ga, bool must_encode)
 }
 
 /* The attribute name of subgraph i of n. */
-static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i);
-
 static const char *subgraph_attr_name(wr *w, const gm_node *n, uint32_t i)
 {
     /* the ONNX reader names a body "<node>/<attribute>": the attribute it came as, given back */
@@ -568,7 +665,7 @@ static void use_domain(wr *w, const char *d)
 
 /* ---- nodes and graphs ---------------------------------------------------------------------- */
 
-static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g);
+static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g, const scope *sc);
 
 static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i)
 {
@@ -576,7 +673,7 @@ static const gm_graph *subgraph_of(const wr *w, const gm_node *n, uint32_t i)
     return n->sub_names ? gm_model_find_graph(w->m, n->sub_names[i]) : NULL;
 }
 
-static void node_meta_attrs(wr *w, const gm_node *n, pvec *attrs)
+static void node_meta_attrs(wr *w, const gm_node *n, uint32_t own, pvec *attrs)
 {
     if (n->stream != 0) pv_push(w, attrs, int_attr(w, GM_ONNX_NODE_PREFIX "stream", n->stream));
     if (n->ctrl_in.n + n->n_ctrl_in_names) {
@@ -589,6 +686,13 @@ static void node_meta_attrs(wr *w, const gm_node *n, pvec *attrs)
     bool any = false;
     for (uint32_t i = 0; i < n->n_in; i++) any |= n->in_name[i] != NULL;
     if (any) pv_push(w, attrs, strings_attr(w, GM_ONNX_NODE_PREFIX "input_names", n->in_name, n->n_in));
+    if (own < n->n_in) {
+        /* the captured values, in input order: the reader gives them back as inputs own.. */
+        char **v = wr_alloc(w, (n->n_in - own) * sizeof *v);
+        if (!v) return;
+        for (uint32_t i = own; i < n->n_in; i++) v[i - own] = (char *)input_value(w, n, i);
+        pv_push(w, attrs, strings_attr(w, GM_ONNX_NODE_PREFIX "captures", v, n->n_in - own));
+    }
     any = false;
     for (uint32_t k = 0; k < n->n_out; k++) any |= n->out[k].name != NULL;
     if (any) {
@@ -641,8 +745,10 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
         w->oom = true;
         return NULL;
     }
-    for (uint32_t i = 0; i < n->n_in; i++) np->input[i] = (char *)input_value(w, n, i);
-    np->n_input = n->n_in;
+    /* the inputs past the operator's own are values its bodies capture */
+    scope sc = scope_of(w, n, dom);
+    for (uint32_t i = 0; i < sc.own; i++) np->input[i] = (char *)input_value(w, n, i);
+    np->n_input = sc.own;
     for (uint32_t k = 0; k < n->n_out; k++) np->output[k] = outs[k];
     np->n_output = n->n_out;
 
@@ -659,7 +765,8 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
             pv_push(w, &attrs, constant_value(w, n, a));
             continue;
         }
-        if (gm_attr_is_onnx_proto(a->name)) continue; /* an output's type: its value_info has it */
+        /* an output's type: its value_info has it; GE's residual: GE's writer's alone */
+        if (gm_attr_is_kept_proto(a->name)) continue;
         bool clash = false;
         for (uint32_t i = 0; i < n_sub; i++) clash |= sub_names[i] && strcmp(sub_names[i], a->name) == 0;
         Onnx__AttributeProto *x = attr_of(w, a, clash);
@@ -673,11 +780,11 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
         if (!sg) continue; /* an unresolved name: nothing to write */
         const char *an = i < n_sub ? sub_names[i] : wr_printf(w, "subgraph_%u", i);
         Onnx__AttributeProto *a = an ? new_attr(w, an, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) : NULL;
-        if (a) a->g = write_graph(w, sg);
+        if (a) a->g = write_graph(w, sg, &sc);
         if (a && !a->g) a = NULL;
         pv_push(w, &attrs, a);
     }
-    node_meta_attrs(w, n, &attrs);
+    node_meta_attrs(w, n, sc.own, &attrs);
     np->attribute = pv_take(w, &attrs, &np->n_attribute);
     gm_free(attrs.v);
     return np;
@@ -691,21 +798,43 @@ static bool feeds(const gm_node *netout, const gm_node *n, uint32_t k)
     return false;
 }
 
-static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g)
+/* A captured Data reads the outer value under its name: set before any node of the body (or of
+ * a body inside it, written later) names its value. */
+static void name_captures(wr *w, const gm_graph *g, const scope *sc, const gm_node *netout)
+{
+    for (uint32_t i = 0; sc->owner && i < g->nodes.n; i++) {
+        const gm_node *n = g->nodes.v[i];
+        const char *v = n->dead ? NULL : captured_value(w, sc, n, role_of(n, netout));
+        char **names = v ? gm_strmap_get(&w->outs, n->name) : NULL;
+        if (names) names[0] = (char *)v;
+    }
+}
+
+static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g, const scope *sc)
 {
     Onnx__GraphProto *gp = wr_alloc(w, sizeof *gp);
     if (!gp) return NULL;
     onnx__graph_proto__init(gp);
     gp->name = g->name;
     const gm_node *netout = first_netoutput(g);
+    name_captures(w, g, sc, netout);
     pvec inputs = {0}, inits = {0}, nodes = {0}, vis = {0}, outputs = {0};
     uint32_t pos = 0;
     for (uint32_t i = 0; i < g->nodes.n && !w->oom; i++) {
         const gm_node *n = g->nodes.v[i];
         if (n->dead) continue;
         char **names = gm_strmap_get(&w->outs, n->name);
-        switch (role_of(n, netout)) {
+        role r = role_of(n, netout);
+        switch (r) {
         case R_INPUT: {
+            if (captured_value(w, sc, n, r)) {
+                /* no graph input: its record on a value_info of the outer value, without a type
+                 * (the value's own graph declares it) */
+                Onnx__ValueInfoProto *vi = names ? value_info(w, names[0], NULL) : NULL;
+                if (vi) vi->doc_string = record_of(w, n, pos);
+                pv_push(w, &vis, vi);
+                break;
+            }
             Onnx__ValueInfoProto *vi = names ? output_info(w, names[0], n, 0) : NULL;
             if (vi) vi->doc_string = record_of(w, n, pos);
             pv_push(w, &inputs, vi);
@@ -811,7 +940,8 @@ gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_er
     mp.producer_name = "graphmem";
     mp.producer_version = GM_VERSION_STRING;
     name_values(&w);
-    if (!w.oom) mp.graph = write_graph(&w, m->graphs[0]);
+    const scope root = {NULL, 0, UINT32_MAX};
+    if (!w.oom) mp.graph = write_graph(&w, m->graphs[0], &root);
 
     pvec props = {0}, sets = {0};
     add_meta(&w, &props, GM_ONNX_FORMAT_KEY, "1");

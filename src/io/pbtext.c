@@ -61,6 +61,29 @@ void gm_pbtext_posmap_free(gm_pbtext_posmap *pm)
     memset(pm, 0, sizeof *pm);
 }
 
+static gm_status walk(ProtobufCMessage *msg, int depth, gm_pb_visit visit, void *ctx)
+{
+    gm_status st = visit(msg, depth, ctx);
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    for (unsigned i = 0; i < d->n_fields && st == GM_OK; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        char *base = (char *)msg;
+        if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF && *(uint32_t *)(base + f->quantifier_offset) != f->id) continue;
+        size_t n = 1;
+        ProtobufCMessage **v = (ProtobufCMessage **)(base + f->offset);
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            n = *(size_t *)(base + f->quantifier_offset);
+            v = *(ProtobufCMessage ***)(base + f->offset);
+        }
+        for (size_t k = 0; k < n && st == GM_OK; k++)
+            if (v[k]) st = walk(v[k], depth + 1, visit, ctx);
+    }
+    return st;
+}
+
+gm_status gm_pb_walk(ProtobufCMessage *msg, gm_pb_visit visit, void *ctx) { return walk(msg, 0, visit, ctx); }
+
 /* ---- lexer ------------------------------------------------------------------------------- */
 
 typedef enum { TK_END, TK_IDENT, TK_NUMBER, TK_STRING, TK_PUNCT } tk_kind;

@@ -71,4 +71,10 @@ void gm_pbtext_line_col(const char *text, size_t len, size_t offset, size_t *lin
  * escaped. *text is malloc'ed and NUL-terminated; *len excludes the NUL. */
 gm_status gm_pbtext_print(const ProtobufCMessage *msg, char **text, size_t *len, gm_error *err);
 
+/* Calls visit on msg (depth 0) and on every message below it, parents first (of a oneof, only
+ * the member that is set), and stops at the first status visit returns that is not GM_OK. The
+ * walk recurses as deep as the messages go: a visitor that refuses a depth bounds it. */
+typedef gm_status (*gm_pb_visit)(ProtobufCMessage *msg, int depth, void *ctx);
+gm_status gm_pb_walk(ProtobufCMessage *msg, gm_pb_visit visit, void *ctx);
+
 #endif

@@ -366,3 +366,10 @@ bool gm_attr_is_onnx_proto(const char *name)
     return !strcmp(name, GM_ATTR_ONNX_TENSOR) ||
            !strncmp(name, GM_ATTR_ONNX_TYPE_PREFIX, sizeof GM_ATTR_ONNX_TYPE_PREFIX - 1);
 }
+
+bool gm_attr_is_ge_proto(const char *name)
+{
+    return !strcmp(name, GM_ATTR_GE_REST) || !strcmp(name, GM_ATTR_GE_MODEL_REST);
+}
+
+bool gm_attr_is_kept_proto(const char *name) { return gm_attr_is_onnx_proto(name) || gm_attr_is_ge_proto(name); }

@@ -97,10 +97,12 @@ int64_t gm_desc_size(const gm_tensor_desc *d)
     return bytes > (uint64_t)INT64_MAX ? -2 : (int64_t)bytes;
 }
 
+bool gm_desc_size_at_run_time(const gm_tensor_desc *d) { return gm_desc_size(d) < 0; }
+
 bool gm_node_outputs_known(const gm_node *n)
 {
     for (uint32_t k = 0; k < n->n_out; k++)
-        if (gm_desc_size(&n->out[k].desc) < 0) return false;
+        if (gm_desc_size_at_run_time(&n->out[k].desc)) return false;
     return true;
 }
 
@@ -141,3 +143,11 @@ gm_status gm_desc_set_layout(gm_tensor_desc *d, const char *layout)
 }
 
 gm_attr **gm_desc_attrs(gm_tensor_desc *d) { return &d->attrs; }
+
+bool gm_desc_is_blank(const gm_tensor_desc *d)
+{
+    const gm_attr *a = d->attrs;
+    while (a && gm_attr_is_kept_proto(a->name)) a = a->next;
+    return d->dtype == GM_DT_UNDEFINED && d->ndims < 0 && !d->size_given && !d->mem_type_given && !d->reuse_input &&
+           !d->layout && !a;
+}

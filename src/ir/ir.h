@@ -153,6 +153,15 @@ static inline void gm_model_touch(gm_model *m)
     m->edits++;
 }
 
+/* The one definition of a tensor of run-time size, that `graphmem info`, `plan` and `run` count
+ * by (gm_model_get_stats' dynamic_tensors) and the runtime allocator assumes a size by: a size
+ * known only at run time, because a dim or the rank is unknown until the graph runs (the model
+ * left it open, shape inference could not derive it, no --dim fixed it), so gm_desc_size has no
+ * bytes for it (GM_SIZE_DYNAMIC). An empty tensor (a dim of 0) has a known size, 0 bytes. */
+bool gm_desc_size_at_run_time(const gm_tensor_desc *d);
+/* Whether d says nothing: no dtype, shape, size, memory type, reuse, layout, and no attribute
+ * but a format's kept protobuf (what an input without a desc of its own reads as). */
+bool gm_desc_is_blank(const gm_tensor_desc *d);
 /* Whether every output of n has a size known before run time. */
 bool gm_node_outputs_known(const gm_node *n);
 /* A graph's known shape (the passes' rule, gm_pass_graph_known_shape) given whether every node's

@@ -1,4 +1,5 @@
-/* stats.c — counts and byte totals of a model, for `graphmem info` and the plan summary. */
+/* stats.c — counts and byte totals of a model, for `graphmem info`, the plan summary and `graphmem
+ * run`: the one count of tensors of run-time size the three report (gm_desc_size_at_run_time). */
 #include <string.h>
 
 #include "ir/ir.h"
@@ -34,7 +35,7 @@ void gm_model_get_stats(const gm_model *m, gm_model_stats *st)
             for (uint32_t k = 0; k < n->n_out; k++) {
                 int64_t sz = gm_desc_size(&n->out[k].desc);
                 st->tensors++;
-                if (sz < 0) {
+                if (gm_desc_size_at_run_time(&n->out[k].desc)) {
                     st->dynamic_tensors++;
                     continue;
                 }

@@ -54,13 +54,33 @@ static bool symbol_on_host(const gm_symbols *sy, int32_t y)
     return false;
 }
 
-/* Sizes: the largest declared, else assumed (counted once per symbol some task uses). */
+/* Does an anchor of symbol y hold a tensor of run-time size (gm_desc_size_at_run_time)? An input
+ * holds the tensor it reads. */
+static bool symbol_at_run_time(const gm_symbols *sy, int32_t y)
+{
+    for (int32_t a = gm_symbol_first(sy, y); a >= 0; a = gm_symbols_next(sy, a)) {
+        gm_anchor x = gm_symbols_anchor(sy, a);
+        const gm_in_slot *in = x.out ? NULL : &x.node->in[x.index];
+        const gm_tensor_desc *t = x.out     ? &x.node->out[x.index].desc
+                                  : in->src ? &in->src->out[in->src_index].desc
+                                            : NULL;
+        if (t && gm_desc_size_at_run_time(t)) return true;
+    }
+    return false;
+}
+
+/* Sizes: the largest declared; a buffer no anchor gives bytes gets the assumed size: one of
+ * run-time size (counted, once per symbol some task uses: what `graphmem run` reports as
+ * assumed sizes), or an empty one (0 bytes, a size known before the run: a block all the same,
+ * not counted). */
 static void assume_sizes(gm_dyn *d)
 {
     const gm_exec *x = &d->x;
     for (size_t u = 0; u < d->use_base[x->n_tasks]; u++) {
         int32_t y = d->uses[u];
-        if (y >= 0 && !d->bytes[y]) d->bytes[y] = GM_DYN_ASSUMED_BYTES, x->stats->alloc.assumed_sizes++;
+        if (y < 0 || d->bytes[y]) continue;
+        d->bytes[y] = GM_DYN_ASSUMED_BYTES;
+        if (symbol_at_run_time(d->sy, y)) x->stats->alloc.assumed_sizes++;
     }
 }
 

@@ -227,10 +227,11 @@ static gm_status check_read(gm_exec *x, size_t t, const gm_node *n, uint32_t i)
     const gm_exec_slot *sl = &x->slot[0][x->base[0][n->topo_id] + i];
     int32_t src_index = n->in[i].src_index;
     int64_t bytes = gm_desc_size(&n->in[i].src->out[src_index].desc);
-    if (sl->sym < 0 || bytes <= 0) return GM_OK;
+    if (sl->sym < 0 || bytes == 0) return GM_OK; /* no buffer, or an empty tensor */
     const gm_plan_symbol *y = &x->p->symbols[sl->sym];
     void *at = addr_of(x, sl);
-    if (y->region == GM_PLAN_R_DYNAMIC || !at) {
+    /* the plan's dynamic region holds no bytes: a read of run-time size, counted, not checked */
+    if (y->region == GM_PLAN_R_DYNAMIC || !at || bytes < 0) {
         x->stats->skipped_dynamic++;
         return GM_OK;
     }
