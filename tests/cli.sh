@@ -176,6 +176,14 @@ expect 0 "convert to GE dump" "$GM" convert "$EX" "$TMP/ge_proto_x.txt"
 has "$TMP/ge_proto_x.txt" 'type: "HcomAllReduce"' "GE dump holds the ops"
 expect 0 "convert GE dump back" "$GM" convert "$TMP/ge_proto_x.txt" "$TMP/x_ge.json"
 expect 0 "GE dump reads" "$GM" info "$TMP/ge_proto_x.txt"
+# A plan made with --dim records the dims: verify takes them, and refuses others.
+RS=$SRC/tests/data/runtime_sizes.onnx
+expect 0 "plan --dim records dims" "$GM" plan "$RS" --dim N=1 --dim H=64 --dim W=64 -q -o "$TMP/rs_plan.json" &&
+  has "$TMP/rs_plan.json" '"N=1"' "the plan lists the dims"
+expect 0 "verify takes the plan's dims" "$GM" verify "$RS" "$TMP/rs_plan.json" && has "$TMP/out" "plan OK" "verified"
+expect 0 "verify with the same dims" "$GM" verify "$RS" "$TMP/rs_plan.json" --dim W=64 --dim N=1 --dim H=64
+expect 2 "verify with other dims" "$GM" verify "$RS" "$TMP/rs_plan.json" --dim N=2 &&
+  has "$TMP/err" "was made with --dim N=1 --dim H=64 --dim W=64" "names the plan's dims"
 # What graphmem declares unsupported (README): exit 2, the construct named.
 expect 2 "ONNX local function" "$GM" info "$SRC/tests/data/unsupported/local_function.onnx" &&
   has "$TMP/err" "node 'call' calls the model's local function 'MyRelu'" "names the node and the function"

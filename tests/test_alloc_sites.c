@@ -447,6 +447,22 @@ static gm_status wl_verify_file(const input *in, gm_error *err)
     return st;
 }
 
+/* An ONNX model read with --dim values, which the model keeps and a plan records, and the
+ * dims read back from a plan's text (verify takes them). */
+static gm_status wl_dims(const input *in, gm_error *err)
+{
+    (void)in;
+    static const char *const dims[] = {"N=1", "H=32", "W=32", NULL};
+    gm_model *m = NULL;
+    gm_status st = gm_model_read_file_dims(GM_TEST_DATA_DIR "/runtime_sizes.onnx", dims, &m, err);
+    gm_model_free(m);
+    static const char plan[] = "{\"graphmem_plan\": 1, \"dims\": [\"N=1\", \"H=32\"], \"symbols\": []}";
+    char **d = NULL;
+    if (st == GM_OK) st = gm_plan_json_dims(plan, sizeof plan - 1, "p.json", &d, err);
+    free(d);
+    return st;
+}
+
 /* A command's outputs, all or none (gm_files: a regular file staged and renamed, a device kept
  * and written at the commit), and a plan verified against the model as it was: the passes it
  * records run again, and a plan whose recorded passes differ has the mismatch listed first. */
@@ -960,6 +976,7 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_report, NULL, "report", &t);
     sweep(wl_verify_file, NULL, "verify_file", &t);
     sweep(wl_outputs_and_original, NULL, "outputs_and_original", &t);
+    sweep(wl_dims, NULL, "dims", &t);
     sweep(wl_dsa, NULL, "dsa", &t);
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);
     sweep(wl_best_fit_big, NULL, "best_fit_big", &t);

@@ -963,6 +963,35 @@ static gm_model *read_path(const char *path)
     return m;
 }
 
+/* A convert keeps what ONNX tools read the model by: the graph's output names (they were
+ * "Relu_0:0" and the like, the IR node's), and node attributes of kinds the IR lacks (a
+ * ConstantOfShape's TENSOR value was dropped, so the written model filled with float zeros
+ * whatever the original said). Read back, they are kept again. */
+static void test_names_and_kept_attrs(void **state)
+{
+    (void)state;
+    gm_model *m = read_path(GM_TEST_DATA_DIR "/models/control_flow.onnx");
+    Onnx__ModelProto *mp = written(m);
+    assert_int_equal(mp->graph->n_output, 1);
+    assert_string_equal(mp->graph->output[0]->name, "67");
+    const Onnx__NodeProto *cos = NULL;
+    for (size_t i = 0; i < mp->graph->n_node; i++)
+        if (!strcmp(mp->graph->node[i]->op_type, "ConstantOfShape")) cos = mp->graph->node[i];
+    assert_non_null(cos);
+    assert_int_equal(cos->n_attribute, 1);
+    assert_string_equal(cos->attribute[0]->name, "value");
+    assert_int_equal(cos->attribute[0]->type, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+    assert_non_null(cos->attribute[0]->t);
+    /* JSON and GE dumps leave both out: they are ONNX's alone. */
+    char *json = write_json_ok(m);
+    assert_null(strstr(json, GM_ATTR_ONNX_VALUES));
+    assert_null(strstr(json, GM_ATTR_ONNX_ATTR_PREFIX));
+    free(json);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    check_stable(m);
+    gm_model_free(m);
+}
+
 /* The outer values a body reads are the IR's inputs of the node owning it, past the operator's
  * own; written to ONNX they are captures again, read by name: no input of the node nor of the
  * body (test_loop16_seq_none had its If take the Loop body's value its else_branch reads as a
@@ -1898,6 +1927,7 @@ int main(void)
         cmocka_unit_test(test_scan_opset8),
         cmocka_unit_test(test_flow_inference),
         cmocka_unit_test(test_captures),
+        cmocka_unit_test(test_names_and_kept_attrs),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_dims),

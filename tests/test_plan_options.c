@@ -253,6 +253,32 @@ static void test_strategies_skipped_at_the_bound(void **state)
     }
 }
 
+/* One budget bounds every strategy: spent before GE's strategies start, none of them runs (each
+ * is counted as such), the search keeps best fit's answer, and the plan still verifies; with
+ * time to spare all eight run. A budget of a nanosecond is spent before best fit ends. */
+static void test_budget_bounds_every_strategy(void **state)
+{
+    (void)state;
+    gm_model *m = NULL;
+    gm_error err;
+    assert_int_equal(gm_model_read_embedded_example(&m, &err), GM_OK);
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.strategy = "all";
+    o.search_budget_s = 1e-9;
+    gm_plan *p = plan(m, &o);
+    assert_int_equal(p->n_strategies_out_of_budget, GM_PACK_COUNT - GM_PACK_GE_FIRST);
+    assert_int_equal(p->n_strategies, GM_PACK_GE_FIRST);
+    assert_string_equal(p->strategy, "best_fit");
+    gm_plan_free(p);
+    o.search_budget_s = 600;
+    p = plan(m, &o);
+    assert_int_equal(p->n_strategies_out_of_budget, 0);
+    assert_int_equal(p->n_strategies, GM_PACK_COUNT);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 /* The plan text (times written as 0) is the same byte for byte on 1, 2 and 8 threads. */
 static void test_same_plan_any_threads(void **state)
 {
@@ -432,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_batch_labels_overlay),  cmocka_unit_test(test_witness_proves_the_bound),
         cmocka_unit_test(test_one_strategy_by_name),  cmocka_unit_test(test_same_plan_any_threads),
         cmocka_unit_test(test_strategies_skipped_at_the_bound),
+        cmocka_unit_test(test_budget_bounds_every_strategy),
         cmocka_unit_test(test_atomic_output_lives_from_its_clean), cmocka_unit_test(test_ge_padded_sizes),
         cmocka_unit_test(test_fixed_address_output), cmocka_unit_test(test_verifier_checks_the_bound),
         cmocka_unit_test(test_every_allocation_may_fail),

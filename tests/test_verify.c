@@ -1154,6 +1154,32 @@ static void test_sweep_orders(void **state)
     }
 }
 
+/* The dims a plan records: read back as written, none when absent, and a clear error when the
+ * field is not a list of strings. */
+static void test_plan_dims(void **state)
+{
+    (void)state;
+    gm_error err;
+    char **d = NULL;
+    const char *ok = "{\"graphmem_plan\": 1, \"dims\": [\"N=1\", \"seq=128\"], \"symbols\": []}";
+    assert_int_equal(gm_plan_json_dims(ok, strlen(ok), "p.json", &d, &err), GM_OK);
+    assert_non_null(d);
+    assert_string_equal(d[0], "N=1");
+    assert_string_equal(d[1], "seq=128");
+    assert_null(d[2]);
+    free(d);
+    const char *none = "{\"graphmem_plan\": 1, \"symbols\": []}";
+    assert_int_equal(gm_plan_json_dims(none, strlen(none), "p.json", &d, &err), GM_OK);
+    assert_null(d);
+    const char *bad = "{\"dims\": [\"N=1\", 2]}";
+    assert_int_equal(gm_plan_json_dims(bad, strlen(bad), "p.json", &d, &err), GM_ERR_INPUT);
+    assert_null(d);
+    assert_non_null(strstr(err.message, "p.json: \"dims\" entry 1 must be a string"));
+    const char *notlist = "{\"dims\": \"N=1\"}";
+    assert_int_equal(gm_plan_json_dims(notlist, strlen(notlist), "p.json", &d, &err), GM_ERR_INPUT);
+    assert_non_null(strstr(err.message, "must be a list of strings"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1185,6 +1211,7 @@ int main(void)
         cmocka_unit_test(test_big_plan_two_groups),
         cmocka_unit_test(test_split_scan_in_steps),
         cmocka_unit_test(test_sweep_orders),
+        cmocka_unit_test(test_plan_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,11 @@ gm_status gm_model_set_source(gm_model *m, const char *path);
 const char *gm_model_unfixed_dims(const gm_model *m);
 /* Copies names (NULL or "" clears); GM_ERR_NOMEM when out of memory. */
 gm_status gm_model_set_unfixed_dims(gm_model *m, const char *names);
+/* The symbolic dims the model was read with ("NAME=VALUE", as --dim gives them), NULL-terminated,
+ * or NULL when none: a plan records them, so that verify reads the model the same way. */
+const char *const *gm_model_fixed_dims(const gm_model *m);
+/* Copies dims (NULL-terminated; NULL or empty clears); GM_ERR_NOMEM when out of memory. */
+gm_status gm_model_set_fixed_dims(gm_model *m, const char *const *dims);
 
 /* A hint for builders that know how many nodes are coming: sizes the name map once. */
 gm_status gm_model_reserve_nodes(gm_model *m, size_t nodes);
@@ -310,8 +315,14 @@ const gm_attr *gm_attr_find(const gm_attr *list, const char *name);
 /* The same for the declared type of output k when it is no tensor's (a sequence, an optional, a
  * map): "_onnx_type.<k>", a packed TypeProto. */
 #define GM_ATTR_ONNX_TYPE_PREFIX "_onnx_type."
-/* Whether attribute `name` is one of those two: ONNX's protobuf bytes, which only the ONNX
- * writer gives back and the other formats leave out. */
+/* And a node attribute of a kind the IR lacks (a TENSOR other than a Constant's value, a
+ * SPARSE_TENSOR, a TYPE_PROTO, their lists): "_onnx_attr.<name>", the packed AttributeProto. */
+#define GM_ATTR_ONNX_ATTR_PREFIX "_onnx_attr."
+/* And the ONNX names of a node's output values (a list of strings), so that a model converted to
+ * ONNX keeps the value names its users fetch outputs by. */
+#define GM_ATTR_ONNX_VALUES "_onnx_values"
+/* Whether attribute `name` is one of those: ONNX's protobuf bytes, which only the ONNX writer
+ * gives back and the other formats leave out. */
 bool gm_attr_is_onnx_proto(const char *name);
 /* What a GE file said that the IR does not hold (an op's id, a desc's device_type, attributes
  * of kinds the IR lacks, the model's own attributes ...), kept by GE's readers as a packed

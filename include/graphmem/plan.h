@@ -117,6 +117,10 @@ gm_status gm_plan_verify_json_original(gm_model *m, const char *text, size_t len
                                        gm_plan_verdict *v, gm_plan_rerun *rerun, gm_error *err);
 gm_status gm_plan_verify_file_original(gm_model *m, const char *plan_path, gm_plan_verdict *v, gm_plan_rerun *rerun,
                                        gm_error *err);
+/* The "NAME=VALUE" dims a plan records (the --dim values its model was read with), as a
+ * NULL-terminated array in one malloc'ed block (free() it), or *dims NULL when it records none.
+ * GM_ERR_INPUT, naming source, when "dims" is not a list of strings. */
+gm_status gm_plan_json_dims(const char *text, size_t len, const char *source, char ***dims, gm_error *err);
 
 
 /* ---- the planner v0 (src/plan/planner.c, src/plan/plan_write.c) ----------------------------
@@ -127,8 +131,12 @@ gm_status gm_plan_verify_file_original(gm_model *m, const char *plan_path, gm_pl
 
 typedef struct gm_plan_options {
     int64_t align;              /* region alignment and size granule (bytes, > 0); default 512 */
-    double search_budget_s;     /* DSA search wall clock per region pack; <= 0: none (default: the
-                                   node limit alone bounds it, so plans are deterministic) */
+    double search_budget_s;     /* the packing's wall clock, every strategy and region together:
+                                   the search stops where it is when it is spent (a region
+                                   reached after that keeps best fit's answer) and GE's
+                                   strategies not yet started are not run; <= 0: none (default:
+                                   the node limit alone bounds the search, so plans are
+                                   deterministic) */
     uint64_t search_node_limit; /* DSA search nodes per region pack; 0: none. Default 200000 */
     uint32_t repair_rounds;     /* verify-and-merge rounds before a region that still has
                                    unordered overlaps falls back to no reuse; default 32 */
@@ -246,6 +254,7 @@ typedef struct gm_plan {
     size_t n_strategies;       /* the strategies that ran */
     size_t n_strategies_skipped; /* GE's, not run on a large plan where graphmem's own packers
                                     reached the lower bound: none of them could have won */
+    size_t n_strategies_out_of_budget; /* GE's, not started: the search_budget_s was spent */
     const char *strategy;      /* the winner's name (points into strategies) */
     size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */
     size_t repair_rounds;      /* verifier rounds run */

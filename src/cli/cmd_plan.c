@@ -117,6 +117,8 @@ static void print_strategies(const gm_plan *p, bool all)
                100.0 * ((double)ge->bytes - (double)p->feature_map_bytes) / (double)p->feature_map_bytes);
     else if (p->n_strategies_skipped)
         printf(" (at the lower bound: GE's %zu not run; --strategy all runs them)", p->n_strategies_skipped);
+    if (p->n_strategies_out_of_budget)
+        printf(" (%zu of GE's not run: the --budget was spent first)", p->n_strategies_out_of_budget);
     printf("\n");
     for (size_t i = 0; all && i < p->n_strategies; i++)
         printf("    %-34s %14lld bytes %10.1f ms\n", p->strategies[i].name, (long long)p->strategies[i].bytes,

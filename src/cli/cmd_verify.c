@@ -3,9 +3,11 @@
  * usage or input. --json: the verdict as one JSON object. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "graphmem/io.h"
 #include "graphmem/plan.h"
 
 static int print_json(const char *plan, const char *model, const gm_plan_verdict *v, const gm_plan_rerun *rr)
@@ -46,6 +48,52 @@ static int print_json(const char *plan, const char *model, const gm_plan_verdict
     return gm_cli_print_json(j);
 }
 
+/* Whether the --dim lists a and b hold the same dims, in any order. */
+static bool same_dims(const char *const *a, const char *const *b)
+{
+    size_t na = 0, nb = 0;
+    while (a && a[na]) na++;
+    while (b && b[nb]) nb++;
+    if (na != nb) return false;
+    for (size_t i = 0; i < na; i++) {
+        bool found = false;
+        for (size_t j = 0; j < nb && !found; j++) found = !strcmp(a[i], b[j]);
+        if (!found) return false;
+    }
+    return true;
+}
+
+static void join_dims(char *buf, size_t cap, const char *const *d)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; d && d[i] && n < cap; i++) n += (size_t)snprintf(buf + n, cap - n, " --dim %s", d[i]);
+}
+
+/* The model is read with the dims the plan was made with ("dims", docs/plan-format.md): the user's
+ * --dim when given (they must be the plan's when it records some; a plan that records none,
+ * written before plans did, takes them as they are), else the plan's own. */
+static gm_status model_dims(const gm_cli_opts *o, gm_cli_opts *mo, char *const *plan_dims, gm_error *err)
+{
+    *mo = *o;
+    const char *const *pd = (const char *const *)plan_dims;
+    if (o->n_dims && pd && !same_dims(o->dims, pd)) {
+        char given[512], want[512];
+        join_dims(given, sizeof given, o->dims);
+        join_dims(want, sizeof want, pd);
+        return gm_error_set(err, GM_ERR_USAGE, "verify: %s was made with%s, and the model is read here with%s: give "
+                            "the plan's dims, or none to take them",
+                            o->positional[1], want, given);
+    }
+    if (!o->n_dims && pd) {
+        int n = 0;
+        for (; pd[n] && n < (int)(sizeof mo->dims / sizeof *mo->dims) - 1; n++) mo->dims[n] = pd[n];
+        mo->dims[n] = NULL;
+        mo->n_dims = n;
+    }
+    return GM_OK;
+}
+
 int gm_cmd_verify(const gm_cli_opts *o)
 {
     gm_error err;
@@ -54,14 +102,27 @@ int gm_cmd_verify(const gm_cli_opts *o)
         gm_error_set(&err, GM_ERR_USAGE, "verify: needs MODEL and PLAN (graphmem verify MODEL PLAN)");
         return gm_cli_fail(&err);
     }
+    char *text = NULL, **plan_dims = NULL;
+    size_t len = 0;
+    gm_cli_opts mo;
+    gm_status st = gm_read_file(o->positional[1], &text, &len, &err);
+    if (st == GM_OK) st = gm_plan_json_dims(text, len, o->positional[1], &plan_dims, &err);
+    if (st == GM_OK) st = model_dims(o, &mo, plan_dims, &err);
     gm_model *m = NULL;
     gm_cli_progress_start(o, "reading the model");
-    if (gm_cli_load(o, false, &m, &err) != GM_OK) return gm_cli_fail(&err);
+    if (st == GM_OK) st = gm_cli_load(&mo, false, &m, &err);
+    free(plan_dims);
+    if (st != GM_OK) {
+        gm_cli_progress_stop();
+        free(text);
+        return gm_cli_fail(&err);
+    }
     gm_cli_progress_stage("verifying");
     gm_plan_verdict v;
     gm_plan_rerun rr;
     /* the user's model as it was: the passes the plan records run on it again first */
-    gm_status st = gm_plan_verify_file_original(m, o->positional[1], &v, &rr, &err);
+    st = gm_plan_verify_json_original(m, text, len, o->positional[1], &v, &rr, &err);
+    free(text);
     char model[256];
     snprintf(model, sizeof model, "%s", gm_model_name(m));
     gm_model_free(m);

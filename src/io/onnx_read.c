@@ -303,6 +303,18 @@ static gm_status push_captures(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, siz
     return st;
 }
 
+/* The node's output value names, for the writer (GM_ATTR_ONNX_VALUES); "" for an output left
+ * unnamed. */
+static gm_status keep_value_names(gm_node *n, const Onnx__NodeProto *np)
+{
+    const char **v = gm_malloc(np->n_output * sizeof *v);
+    if (!v) return GM_ERR_NOMEM;
+    for (size_t k = 0; k < np->n_output; k++) v[k] = np->output[k] ? np->output[k] : "";
+    gm_status st = gm_attr_set_list_string(&n->attrs, GM_ATTR_ONNX_VALUES, v, np->n_output);
+    gm_free(v);
+    return st;
+}
+
 static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const char *name)
 {
     const Onnx__NodeProto *np = rn->np;
@@ -340,6 +352,7 @@ static gm_status build_node(rd *r, gm_onnx_rgraph *rg, gm_onnx_rnode *rn, const 
         }
     }
     if (st != GM_OK) return st;
+    if (np->n_output && keep_value_names(n, np) != GM_OK) return oom(r);
     if (!has_domain_attr && np->domain && *np->domain && strcmp(np->domain, "ai.onnx") != 0 &&
         strcmp(np->domain, GM_ONNX_DOMAIN) != 0 && gm_attr_set_string(&n->attrs, "domain", np->domain) != GM_OK)
         return oom(r);
@@ -995,6 +1008,7 @@ gm_status gm_model_read_onnx(const void *data, size_t len, const char *source, c
     if (st == GM_OK && !r.faithful) st = keep_opsets(&r, mp);
     if (st == GM_OK) st = set_descs(&r);
     if (st == GM_OK && r.faithful) st = apply_model_meta(&r, mp);
+    if (st == GM_OK && gm_model_set_fixed_dims(r.m, dims) != GM_OK) st = oom(&r);
     if (st == GM_OK) st = gm_model_finalize(r.m, err);
     rd_free(&r);
     onnx__model_proto__free_unpacked(mp, &pa.pc);

@@ -30,8 +30,28 @@ const char *gm_onnx_meta_name(const char *name)
     return gm_onnx_has_prefix(name, GM_ONNX_NODE_PREFIX) ? name + 2 : name;
 }
 
-/* An ONNX attribute as a graphmem attribute (name given). TENSOR, GRAPH and the rarer kinds
- * are skipped: shape inference reads tensors from the protobuf directly. */
+/* An attribute of a kind the IR lacks, kept whole (GM_ATTR_ONNX_ATTR_PREFIX) so that the ONNX
+ * writer gives it back: ConstantOfShape's value, a TYPE_PROTO ... Shape inference reads such
+ * tensors from the protobuf directly. */
+static gm_status keep_attr(gm_attr **list, const Onnx__AttributeProto *a)
+{
+    size_t len = protobuf_c_message_get_packed_size(&a->base), nlen = strlen(a->name);
+    uint8_t *buf = gm_malloc(len ? len : 1);
+    char *key = gm_malloc(sizeof GM_ATTR_ONNX_ATTR_PREFIX + nlen);
+    gm_status st = buf && key ? GM_OK : GM_ERR_NOMEM;
+    if (st == GM_OK) {
+        protobuf_c_message_pack(&a->base, buf);
+        memcpy(key, GM_ATTR_ONNX_ATTR_PREFIX, sizeof GM_ATTR_ONNX_ATTR_PREFIX - 1);
+        memcpy(key + sizeof GM_ATTR_ONNX_ATTR_PREFIX - 1, a->name, nlen + 1);
+        st = gm_attr_set_bytes(list, key, buf, len);
+    }
+    gm_free(buf);
+    gm_free(key);
+    return st;
+}
+
+/* An ONNX attribute as a graphmem attribute (name given). GRAPH attributes are the caller's
+ * (bodies); the kinds the IR lacks are kept whole for the writer. */
 gm_status gm_onnx_convert_attr(rd *r, gm_attr **list, const char *name, const Onnx__AttributeProto *a)
 {
     int type = a->type;
@@ -104,7 +124,7 @@ gm_status gm_onnx_convert_attr(rd *r, gm_attr **list, const char *name, const On
         gm_free(v);
         break;
     }
-    default: break;
+    default: st = type ? keep_attr(list, a) : GM_OK; break;
     }
     gm_free(alt);
     return st == GM_OK ? GM_OK : oom(r);

@@ -120,6 +120,8 @@ typedef struct wr {
         char *name, *doc;       /* its own, put back before it is freed */
     } *kept;
     size_t n_kept, cap_kept;
+    Onnx__AttributeProto **attrs_kept; /* unpacked from GM_ATTR_ONNX_ATTR_PREFIX attributes */
+    size_t n_attrs_kept, cap_attrs_kept;
 } wr;
 
 static void *wr_keep(wr *w, void *p)
@@ -245,7 +247,8 @@ static const char *take_value(wr *w, const char *base)
 }
 
 /* Names every output of the model: first the values of nodes written as graph inputs and
- * initializers (they keep their node's name), then "node:k". */
+ * initializers (they keep their node's name), then the other nodes' values: the names they had
+ * in the ONNX model they were read from (GM_ATTR_ONNX_VALUES), else "node:k". */
 static void name_values(wr *w)
 {
     for (int pass = 0; pass < 2; pass++) {
@@ -261,8 +264,13 @@ static void name_values(wr *w)
                     w->oom = true;
                     return;
                 }
+                const gm_attr *kept = pass == 1 ? gm_attr_find(n->attrs, GM_ATTR_ONNX_VALUES) : NULL;
+                if (kept && kept->kind != GM_ATTR_LIST_STRING) kept = NULL;
                 for (uint32_t k = 0; k < n->n_out; k++) {
-                    const char *base = pass == 0 ? n->name : wr_printf(w, "%s:%u", n->name, k);
+                    const char *was = kept && k < kept->u.ls.n ? kept->u.ls.v[k] : NULL;
+                    const char *base = pass == 0 ? n->name
+                                       : was && *was ? was
+                                                     : wr_printf(w, "%s:%u", n->name, k);
                     names[k] = base ? (char *)take_value(w, base) : NULL;
                 }
             }
@@ -488,6 +496,21 @@ static Onnx__TensorProto *kept_initializer(wr *w, const char *name, const gm_nod
     tp->name = (char *)name;
     tp->doc_string = record_of(w, n, pos);
     return tp;
+}
+
+/* An attribute the reader kept whole (GM_ATTR_ONNX_ATTR_PREFIX), unpacked, freed with the
+ * writer; NULL (and w->oom) when it does not unpack. */
+static Onnx__AttributeProto *kept_attr(wr *w, const gm_attr *a)
+{
+    Onnx__AttributeProto *x = NULL;
+    if (a->kind != GM_ATTR_BYTES ||
+        gm_grow((void **)&w->attrs_kept, sizeof *w->attrs_kept, w->n_attrs_kept + 1, &w->cap_attrs_kept) ||
+        !(x = onnx__attribute_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
+        w->oom = true;
+        return NULL;
+    }
+    w->attrs_kept[w->n_attrs_kept++] = x;
+    return x;
 }
 
 static Onnx__AttributeProto *new_attr(wr *w, const char *name, Onnx__AttributeProto__AttributeType type);
@@ -765,6 +788,10 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
             pv_push(w, &attrs, constant_value(w, n, a));
             continue;
         }
+        if (!strncmp(a->name, GM_ATTR_ONNX_ATTR_PREFIX, sizeof GM_ATTR_ONNX_ATTR_PREFIX - 1)) {
+            pv_push(w, &attrs, kept_attr(w, a)); /* ConstantOfShape's value ..., as it came */
+            continue;
+        }
         /* an output's type: its value_info has it; GE's residual: GE's writer's alone */
         if (gm_attr_is_kept_proto(a->name)) continue;
         bool clash = false;
@@ -981,6 +1008,8 @@ gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_er
     gm_free(w.kept);
     for (size_t i = 0; i < w.n_types; i++) onnx__type_proto__free_unpacked(w.types[i], NULL);
     gm_free(w.types);
+    for (size_t i = 0; i < w.n_attrs_kept; i++) onnx__attribute_proto__free_unpacked(w.attrs_kept[i], NULL);
+    gm_free(w.attrs_kept);
     for (size_t i = 0; i < w.n_allocs; i++) gm_free(w.allocs[i]);
     gm_free(w.allocs);
     gm_free(w.domains);

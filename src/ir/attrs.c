@@ -363,8 +363,9 @@ const char *gm_attrs_get_string(const gm_attr *list, const char *name)
 
 bool gm_attr_is_onnx_proto(const char *name)
 {
-    return !strcmp(name, GM_ATTR_ONNX_TENSOR) ||
-           !strncmp(name, GM_ATTR_ONNX_TYPE_PREFIX, sizeof GM_ATTR_ONNX_TYPE_PREFIX - 1);
+    return !strcmp(name, GM_ATTR_ONNX_TENSOR) || !strcmp(name, GM_ATTR_ONNX_VALUES) ||
+           !strncmp(name, GM_ATTR_ONNX_TYPE_PREFIX, sizeof GM_ATTR_ONNX_TYPE_PREFIX - 1) ||
+           !strncmp(name, GM_ATTR_ONNX_ATTR_PREFIX, sizeof GM_ATTR_ONNX_ATTR_PREFIX - 1);
 }
 
 bool gm_attr_is_ge_proto(const char *name)

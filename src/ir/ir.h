@@ -132,6 +132,7 @@ struct gm_model {
     char *name;
     char *source;
     char *unfixed_dims;          /* ONNX symbolic dims the reader left unfixed ("a, b"), or NULL */
+    char **fixed_dims;           /* the "NAME=VALUE" dims it was read with, NULL-terminated, or NULL */
     gm_option *options;
     size_t n_options, cap_options;
     struct gm_graph **graphs;

@@ -64,6 +64,17 @@ static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pa
     case GM_PACK_DSA_SEARCH: {
         gm_dsa_search_opts so = {job->search_budget_s, job->search_node_limit};
         const gm_pack_result *bf = job->best_fit && job->best_fit->st == GM_OK ? job->best_fit : NULL;
+        if (job->deadline_ms > 0) {
+            /* One budget for every region: what is left of it, and none at all once spent (the
+             * region keeps best fit's answer, the search's first order). */
+            double left_s = (job->deadline_ms - now_ms()) / 1e3;
+            if (left_s <= 0) {
+                if (!bf) return gm_dsa_best_fit(b, u->n, &h, err) == GM_OK ? h : -1;
+                for (size_t j = 0; j < u->n; j++) b[j].offset = bf->offsets[u->first + j];
+                return bf->heights[u - job->units];
+            }
+            if (left_s < so.budget_s) so.budget_s = left_s;
+        }
         bool optimal = false;
         if (gm_dsa_search_from(b, u->n, &so, bf ? bf->offsets + u->first : NULL,
                                bf ? bf->heights[u - job->units] : 0, &h, &optimal, err) != GM_OK)
@@ -236,8 +247,17 @@ static bool selected(const gm_pack_job *job, unsigned s) { return job->only < 0 
 static void *work(void *arg)
 {
     worker *w = arg;
-    for (unsigned s = w->from; s < w->end; s += w->step)
-        if (selected(w->job, s)) run_one(w->job, (gm_pack_strategy)s, &w->res[s]);
+    for (unsigned s = w->from; s < w->end; s += w->step) {
+        if (!selected(w->job, s)) continue;
+        /* GE's strategies run to their end once started (each is near-linear); one whose
+         * start the budget does not reach is not run. graphmem's own always run: best fit is
+         * the answer, the search stops at the budget. */
+        if (s >= GM_PACK_GE_FIRST && w->job->deadline_ms > 0 && now_ms() >= w->job->deadline_ms) {
+            w->res[s].skipped = w->res[s].out_of_budget = true;
+            continue;
+        }
+        run_one(w->job, (gm_pack_strategy)s, &w->res[s]);
+    }
     return NULL;
 }
 
@@ -330,7 +350,7 @@ int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_
     }
     if (job->only >= 0) threads = 1;
     if (threads > GM_PACK_COUNT) threads = GM_PACK_COUNT;
-    for (unsigned s = 0; s < GM_PACK_COUNT; s++) res[s].skipped = !selected(job, s);
+    for (unsigned s = 0; s < GM_PACK_COUNT; s++) res[s].skipped = !selected(job, s), res[s].out_of_budget = false;
     if (job->only >= 0 || job->compare_all || job->n_items <= job->compare_items) {
         run_from_best_fit(job, GM_PACK_COUNT, threads, res);
     } else {

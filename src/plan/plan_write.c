@@ -185,6 +185,15 @@ static void write_symbol(gm_jw *w, const gm_plan_symbol *y)
  * plan made without the passes' report records neither. */
 static void write_passes(gm_jw *w, const gm_model *m, const gm_pass_report *r)
 {
+    /* The --dim values the model was read with: verify reads it with them (a model read with
+     * other dims is another graph). */
+    const char *const *dims = gm_model_fixed_dims(m);
+    if (dims) {
+        gm_jw_key(w, "dims");
+        gm_jw_open(w, '[');
+        for (size_t i = 0; dims[i]; i++) gm_jw_str(w, dims[i]);
+        gm_jw_close(w, ']');
+    }
     if (!r) return;
     gm_jw_key(w, "passes");
     gm_jw_open(w, '[');

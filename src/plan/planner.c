@@ -370,6 +370,7 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
                        .units = it->units,
                        .n_units = it->n_units,
                        .search_budget_s = o->search_budget_s,
+                       .deadline_ms = o->search_budget_s > 0 ? now_ms() + o->search_budget_s * 1e3 : 0,
                        .search_node_limit = o->search_node_limit,
                        .only = -1,
                        .lower_bound = p->lower_bound_bytes,
@@ -396,8 +397,12 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
     gm_plan_items_apply(it, p, &res[best]);
     if (first) {
         p->n_strategies = 0;
-        p->n_strategies_skipped = 0;
+        p->n_strategies_skipped = p->n_strategies_out_of_budget = 0;
         for (int s = 0; s < GM_PACK_COUNT; s++) {
+            if (res[s].out_of_budget) {
+                p->n_strategies_out_of_budget++;
+                continue;
+            }
             if (res[s].skipped) {
                 p->n_strategies_skipped += job.only < 0;
                 continue;

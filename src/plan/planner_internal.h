@@ -79,6 +79,7 @@ typedef struct gm_pack_job {
     const gm_pack_unit *units;
     size_t n_units;
     double search_budget_s;
+    double deadline_ms;         /* when the budget is spent (now_ms clock); 0: no budget */
     uint64_t search_node_limit;
     int only;                   /* run this strategy alone; -1: all */
     int64_t lower_bound;        /* the feature map's lower bound (p->lower_bound_bytes); -1: none */
@@ -98,6 +99,7 @@ typedef struct gm_pack_result {
     gm_status st;
     gm_error err;
     bool skipped;              /* not run: it could not have won (see gm_pack_run) */
+    bool out_of_budget;        /* not run: the budget was spent before it could start */
 } gm_pack_result;
 
 /* Plans of up to this many items run GE's strategies beside graphmem's for comparison even

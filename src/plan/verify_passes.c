@@ -52,6 +52,46 @@ static cJSON *parse_head(const char *text, size_t len, bool *nomem)
     return root;
 }
 
+gm_status gm_plan_json_dims(const char *text, size_t len, const char *source, char ***dims, gm_error *err)
+{
+    *dims = NULL;
+    bool nomem;
+    cJSON *root = parse_head(text, len, &nomem);
+    if (nomem) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "dims"), *x;
+    size_t n = 0, bytes = 0;
+    gm_status st = GM_OK;
+    if (d && !cJSON_IsArray(d)) {
+        st = gm_error_set(err, GM_ERR_INPUT, "%s: \"dims\" must be a list of strings", source);
+        d = NULL;
+    }
+    cJSON_ArrayForEach(x, d)
+    {
+        if (!cJSON_IsString(x)) {
+            st = gm_error_set(err, GM_ERR_INPUT, "%s: \"dims\" entry %zu must be a string (NAME=VALUE)", source, n);
+            break;
+        }
+        n++, bytes += strlen(x->valuestring) + 1;
+    }
+    char **v = st == GM_OK && n ? gm_malloc((n + 1) * sizeof *v + bytes) : NULL;
+    if (st == GM_OK && n && !v) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    if (v) { /* the pointers, then the strings */
+        char *s = (char *)(v + n + 1);
+        size_t i = 0;
+        cJSON_ArrayForEach(x, d)
+        {
+            size_t k = strlen(x->valuestring) + 1;
+            memcpy(s, x->valuestring, k);
+            v[i++] = s;
+            s += k;
+        }
+        v[n] = NULL;
+        *dims = v;
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
 static const char *str_at(const cJSON *o, const char *key)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
