@@ -2,7 +2,7 @@
  * gen_graph.c — writes a large, realistic graphmem JSON model (docs/graph-format.md) for the
  * load benchmark: one training step of a transformer-like network.
  *
- *   gen_graph --nodes N [--streams S] [--seed K] [-o FILE]
+ *   gen_graph --nodes N [--streams S] [--seed K] [--atomic-every B] [-o FILE]
  *
  * Shape of the model (every choice mirrors something GE sees in real training graphs, so the
  * reader and the passes meet the same mix of features they will meet in practice):
@@ -124,6 +124,8 @@ typedef struct gen {
     FILE *f;
     int streams;
     uint64_t seed;
+    long atomic_every; /* every K-th block's weight gradients accumulate atomically; 0: none */
+    bool atomic_next;  /* the next MatMuls written are atomic */
     long written;     /* nodes written so far, all graphs */
     bool first_node;  /* of the current graph: no separator before it */
     bool first_graph;
@@ -393,6 +395,7 @@ static void emit_matmul(gen *g, const char *type, const char *name, const char *
     node_in(g, "%s", bb);
     node_attr(g, "transpose_x1", tx1 ? "true" : "false");
     node_attr(g, "transpose_x2", tx2 ? "true" : "false");
+    if (g->atomic_next) node_attr(g, "atomic_output_index", "[0]");
     node_stream(g, stream);
     node_out(g, dtype, s);
     node_end(g);
@@ -613,6 +616,11 @@ static void emit_block_backward(gen *g, long b, const char *gin)
         {"ln1:0", "dctx:0"}, {"ln1:0", "dctx:0"}, {"ln1:0", "dctx:0"},
         {"ctx_r:0", "dres:0"}, {"ln2:0", "dgelu:0"}, {"gelu:0", ""},
     };
+    /* Atomic accumulation, as GE's fused gradient kernels do: the AtomicAddrClean pass zeroes
+     * these outputs at the graph's head, so they live from there to their reader, long-lived
+     * buffers among the activations (the shape where a first packing misses the bound). */
+    bool atomic = g->atomic_every > 0 && b % g->atomic_every == 0;
+    g->atomic_next = atomic;
     for (int v = 0; v < 6; v++) {
         snprintf(nm, sizeof nm, "g/b%ld/d_%s", b, block_vars[v]);
         snprintf(a, sizeof a, "b%ld/%s", b, wg_in[v][0]);
@@ -622,6 +630,7 @@ static void emit_block_backward(gen *g, long b, const char *gin)
             snprintf(c, sizeof c, "g/b%ld/%s", b, wg_in[v][1]);
         emit_matmul(g, "MatMulV2", nm, a, c, true, false, "float32", var_shape(v), side);
     }
+    g->atomic_next = false;
     for (int ln = 1; ln <= 2; ln++) {
         node_begin(g, "LayerNormBetaGammaBackprop", "g/b%ld/d_ln%d", b, ln);
         node_in(g, ln == 1 ? "g/b%ld/dx:0" : "g/b%ld/dres:0", b);
@@ -632,6 +641,7 @@ static void emit_block_backward(gen *g, long b, const char *gin)
         node_in(g, "b%ld/ln%d:1", b, ln);
         node_in(g, "b%ld/ln%d:2", b, ln);
         node_stream(g, side);
+        if (atomic) node_attr(g, "atomic_output_index", "[0,1]");
         node_out(g, "float32", SHP(HIDDEN)); /* d gamma */
         node_out(g, "float32", SHP(HIDDEN)); /* d beta */
         node_end(g);
@@ -972,9 +982,10 @@ static void emit_while_graphs(gen *g, long b)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gen_graph --nodes N [--streams S] [--seed K] [-o FILE]\n"
+    fprintf(f, "usage: gen_graph --nodes N [--streams S] [--seed K] [--atomic-every B] [-o FILE]\n"
                "  writes a transformer-like training-step model in graphmem JSON with exactly N\n"
-               "  nodes over all graphs (N >= %d); S streams (default 2), seed K (default 1)\n",
+               "  nodes over all graphs (N >= %d); S streams (default 2), seed K (default 1);\n"
+               "  every B-th block's weight gradients are atomic outputs (default 0: none)\n",
             HEAD_NODES + TAIL_NODES);
 }
 
@@ -991,7 +1002,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-    long nodes = -1, streams = 2, seed = 1;
+    long nodes = -1, streams = 2, seed = 1, atomic_every = 0;
     const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1015,6 +1026,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gen_graph: --seed wants a non-negative integer, got '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(a, "--atomic-every") && has_val) {
+            if (!parse_long(argv[++i], 0, 1000000L, &atomic_every)) {
+                fprintf(stderr, "gen_graph: --atomic-every wants a non-negative integer, got '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "-o") && has_val) {
             out_path = argv[++i];
         } else {
@@ -1031,6 +1047,7 @@ int main(int argc, char **argv)
     gen g = {0};
     g.streams = (int)streams;
     g.seed = (uint64_t)seed;
+    g.atomic_every = atomic_every;
     g.first_graph = true;
 
     /* Plan: as many whole blocks as fit, the rest is padding. */

@@ -21,7 +21,7 @@
 
 #define FUZZ_DATA GM_TEST_DATA_DIR "/fuzz/"
 
-typedef enum reader { R_JSON, R_ONNX, R_GE_TEXT, R_DSA_CSV } reader;
+typedef enum reader { R_JSON, R_ONNX, R_GE_TEXT, R_GE_OM, R_DSA_CSV } reader;
 
 typedef struct fuzz_case {
     const char *file;   /* in tests/data/fuzz/ */
@@ -33,6 +33,10 @@ typedef struct fuzz_case {
 static const fuzz_case cases[] = {
     {"onnx_empty_graph.onnx", R_ONNX, GM_OK,
      "a graph with no nodes: memcpy to a NULL node array (UB), src/io/onnx_read.c order_nodes"},
+    {"ge_om_empty_key.om", R_GE_OM, GM_ERR_INPUT,
+     "an attribute key of no bytes: memchr on its NULL data (UB), src/io/ge_read.c read_attr_map"},
+    {"ge_text_empty_key.txt", R_GE_TEXT, GM_ERR_INPUT,
+     "the same in a text dump (key: \"\"), src/io/ge_read.c read_attr_map"},
 };
 
 static gm_status replay(const fuzz_case *c, const char *data, size_t len, gm_error *err)
@@ -43,6 +47,7 @@ static gm_status replay(const fuzz_case *c, const char *data, size_t len, gm_err
     case R_JSON: st = gm_model_read_json(data, len, c->file, &m, err); break;
     case R_ONNX: st = gm_model_read_onnx(data, len, c->file, NULL, &m, err); break;
     case R_GE_TEXT: st = gm_model_read_ge_text(data, len, c->file, &m, err); break;
+    case R_GE_OM: st = gm_model_read_ge_om(data, len, c->file, &m, err); break;
     case R_DSA_CSV: {
         gm_dsa_buffer *b = NULL;
         size_t n = 0;

@@ -352,7 +352,9 @@ static gm_status read_attr_map(gr *r, gm_attr **list, const void *owner, uint32_
     for (size_t i = 0; i < n; i++) {
         GeAttrEntry *e = ents[i];
         const AttrDef *v = e->value;
-        if (memchr(e->key.data, '\0', e->key.len) || !gm_utf8_valid((const char *)e->key.data, e->key.len, NULL))
+        /* an empty key may have no data at all: memchr must not see its NULL */
+        if ((e->key.len && memchr(e->key.data, '\0', e->key.len)) ||
+            !gm_utf8_valid(e->key.len ? (const char *)e->key.data : "", e->key.len, NULL))
             return fail_at(r, owner, field, (uint32_t)i, "an attribute key holds a NUL byte or bytes that are not UTF-8");
         char *key = gm_strndup(e->key.len ? (const char *)e->key.data : "", e->key.len);
         if (!key) return oom(r);

@@ -125,7 +125,7 @@ ProtobufCMessage *gm_ge_rest_find(gm_ge_arena *a, const gm_attr *list, const cha
     return m;
 }
 
-/* The attr field of a message type that has one, and its number. */
+/* The attr field of a message type, when it has one. */
 static const ProtobufCFieldDescriptor *attr_field(const ProtobufCMessageDescriptor *d)
 {
     for (unsigned i = 0; i < d->n_fields; i++) {
