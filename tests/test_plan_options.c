@@ -229,8 +229,10 @@ static void test_strategies_skipped_at_the_bound(void **state)
         {1024, 0, false, -1, GM_PACK_GE_FIRST},   /* at the bound, large: GE's skipped */
         {1024, 100, false, -1, GM_PACK_COUNT},    /* small: all run for comparison */
         {1024, 0, true, -1, GM_PACK_COUNT},       /* --strategy all */
-        {512, 0, false, -1, GM_PACK_COUNT},       /* the bound not reached: GE's might win */
-        {-1, 0, false, -1, GM_PACK_COUNT},        /* no bound known */
+        {512, 0, false, -1, GM_PACK_GE_FIRST},    /* large, the bound not reached: GE's skipped too
+                                                     (they won on no model measured) */
+        {-1, 0, false, -1, GM_PACK_GE_FIRST},     /* no bound known: the same */
+        {512, 100, false, -1, GM_PACK_COUNT},     /* small and not at the bound: all run */
         {1024, 0, false, GM_PACK_GE_FIRST + 1, 1}, /* one of GE's by name */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {

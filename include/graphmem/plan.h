@@ -252,8 +252,8 @@ typedef struct gm_plan {
     size_t dynamic_symbols;
     gm_plan_strategy strategies[GM_PLAN_MAX_STRATEGIES];
     size_t n_strategies;       /* the strategies that ran */
-    size_t n_strategies_skipped; /* GE's, not run on a large plan where graphmem's own packers
-                                    reached the lower bound: none of them could have won */
+    size_t n_strategies_skipped; /* GE's, not run on a large plan: they won on none of the models
+                                    measured (BENCHMARKS.md); --strategy all runs them */
     size_t n_strategies_out_of_budget; /* GE's, not started: the search_budget_s was spent */
     const char *strategy;      /* the winner's name (points into strategies) */
     size_t repaired_pairs;     /* symbol pairs whose lifetimes were merged for streams */

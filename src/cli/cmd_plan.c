@@ -115,8 +115,12 @@ static void print_strategies(const gm_plan *p, bool all)
     if (ge && ge->bytes > 0)
         printf(" (GE's best: %s, %lld bytes, %+.2f%%)", ge->name, (long long)ge->bytes,
                100.0 * ((double)ge->bytes - (double)p->feature_map_bytes) / (double)p->feature_map_bytes);
-    else if (p->n_strategies_skipped)
+    else if (p->n_strategies_skipped && p->feature_map_bytes <= p->lower_bound_bytes)
         printf(" (at the lower bound: GE's %zu not run; --strategy all runs them)", p->n_strategies_skipped);
+    else if (p->n_strategies_skipped)
+        printf(" (GE's %zu not run on a plan this large: they beat graphmem's packers on none of the models "
+               "measured; --strategy all runs them)",
+               p->n_strategies_skipped);
     if (p->n_strategies_out_of_budget)
         printf(" (%zu of GE's not run: the --budget was spent first)", p->n_strategies_out_of_budget);
     printf("\n");

@@ -294,15 +294,6 @@ static void run_from_best_fit(const gm_pack_job *job, unsigned end, unsigned thr
     run_range(&j, GM_PACK_BEST_FIT + 1, end, threads, res);
 }
 
-/* Did one of graphmem's own packers (run, and fine) reach the lower bound? */
-static bool own_reached_bound(const gm_pack_job *job, const gm_pack_result res[GM_PACK_COUNT])
-{
-    if (job->lower_bound < 0) return false;
-    for (unsigned s = 0; s < GM_PACK_GE_FIRST; s++)
-        if (res[s].st == GM_OK && res[s].feature_map_bytes <= job->lower_bound) return true;
-    return false;
-}
-
 bool gm_plan_strategy_known(const char *name)
 {
     gm_pack_strategy s;
@@ -354,12 +345,14 @@ int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_
     if (job->only >= 0 || job->compare_all || job->n_items <= job->compare_items) {
         run_from_best_fit(job, GM_PACK_COUNT, threads, res);
     } else {
-        /* Which strategies run depends only on results, never on timing: deterministic. */
+        /* A large plan runs graphmem's own packers only. GE's six never packed a feature map
+         * smaller than theirs on any of the 1,369 models measured (bench/run_ge_wins.sh,
+         * BENCHMARKS.md), bound reached or not, and on a million nodes they cost seconds; where
+         * best fit misses the bound the search, which starts from its answer, is what can close
+         * the gap. --strategy all, and plans up to compare_items, still run them beside. Which
+         * strategies run depends on the plan's size, never on timing: deterministic. */
         run_from_best_fit(job, GM_PACK_GE_FIRST, threads, res);
-        if (own_reached_bound(job, res))
-            for (unsigned s = GM_PACK_GE_FIRST; s < GM_PACK_COUNT; s++) res[s].skipped = true;
-        else
-            run_range(job, GM_PACK_GE_FIRST, GM_PACK_COUNT, threads, res);
+        for (unsigned s = GM_PACK_GE_FIRST; s < GM_PACK_COUNT; s++) res[s].skipped = true;
     }
     /* any strategy that could not finish fails the plan: a result must not depend on which ran */
     int best = -1;

@@ -110,10 +110,10 @@ gm_status gm_pack_results_alloc(const gm_pack_job *job, gm_pack_result res[GM_PA
 void gm_pack_results_free(gm_pack_result res[GM_PACK_COUNT]);
 /* Runs every strategy on `threads` threads (0: as many as cores) and returns the winner: the
  * smallest feature map, ties to the lower strategy number — the same whatever the threads.
- * graphmem's own packers run first; when one of them reaches job->lower_bound no strategy can
- * be smaller, and GE's (numbered after them, so they would lose the tie too) are skipped unless
- * the plan is small (job->compare_items) or job->compare_all. -1 when a strategy failed
- * (*err says why). */
+ * graphmem's own packers run first; GE's (numbered after them) run beside them only when the
+ * plan is small (job->compare_items) or job->compare_all: on large plans they are skipped, as
+ * they won on none of the models measured (BENCHMARKS.md, bench/run_ge_wins.sh). -1 when a
+ * strategy failed (*err says why). */
 int gm_pack_run(const gm_pack_job *job, unsigned threads, gm_pack_result res[GM_PACK_COUNT], gm_error *err);
 
 /* ---- items (plan_items.c) ---- */
