@@ -70,8 +70,10 @@ GeAttrEntry *gm_ge_entry(gm_ge_arena *a, const char *key, GeAttrDef *value);
 
 /* Packs rest into the bytes attribute `name` of list, even when it holds nothing. */
 gm_status gm_ge_rest_keep(gm_attr **list, const char *name, const ProtobufCMessage *rest);
-/* Copies the residual-owned fields of `from` into `to` (same type), zero values included. */
-void gm_ge_rest_copy_owned(ProtobufCMessage *to, const ProtobufCMessage *from);
+/* Starts the residual of `from` in kept (a message of from's type, initialized here): its owned
+ * fields, zero values included, and `attrs` as its attributes (borrowed: kept is packed and
+ * dropped before they go). The caller adds what is particular to its type. */
+void gm_ge_rest_begin(ProtobufCMessage *kept, const ProtobufCMessage *from, GeAttrEntry **attrs, size_t n);
 /* The residual of type d kept in attribute `name` of list, unpacked into the arena; NULL when
  * there is none, or when it does not unpack (a->bad then says so, naming `what`). */
 ProtobufCMessage *gm_ge_rest_find(gm_ge_arena *a, const gm_attr *list, const char *name,

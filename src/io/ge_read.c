@@ -408,12 +408,10 @@ static gm_status read_desc(gr *r, const TensorDesc *td, gm_tensor_desc *d)
     entries rest = {0};
     gm_status st = read_attr_map(r, gm_desc_attrs(d), td, 5, td->n_attr, td->attr, d, &rest);
     if (st == GM_OK) {
-        GeTensorDesc kept = GE__PROTO__TENSOR_DESCRIPTOR__INIT;
-        gm_ge_rest_copy_owned(&kept.base, &td->base);
+        GeTensorDesc kept;
+        gm_ge_rest_begin(&kept.base, &td->base, rest.v, rest.n);
         kept.name = td->name; /* an input's desc name, which the writer gives no desc */
         if (td->size <= 0) kept.size = td->size; /* none, or GE's -1 for unknown */
-        kept.attr = rest.v;
-        kept.n_attr = rest.n;
         if (gm_ge_rest_keep(gm_desc_attrs(d), GM_ATTR_GE_REST, &kept.base) != GM_OK) st = oom(r);
     }
     gm_free(rest.v);
@@ -505,10 +503,8 @@ static gm_status set_offsets(gr *r, gm_node *n, const char *name, const int64_t 
  * writer gives back while the op keeps the inputs it had. */
 static gm_status keep_op(gr *r, const OpDef *op, gm_node *n, const bool *used, const entries *rest)
 {
-    OpDef kept = GE__PROTO__OP_DEF__INIT;
-    gm_ge_rest_copy_owned(&kept.base, &op->base);
-    kept.attr = rest->v;
-    kept.n_attr = rest->n;
+    OpDef kept;
+    gm_ge_rest_begin(&kept.base, &op->base, rest->v, rest->n);
     kept.input_name = op->input_name;
     kept.n_input_name = op->n_input_name;
     kept.gm_inputs = (int64_t)gm_node_input_count(n);
@@ -645,19 +641,15 @@ static gm_status read_options(gr *r, const ModelDef *md, entries *rest)
 
 static gm_status keep_model(gr *r, const ModelDef *md, gm_graph *root, const entries *rest)
 {
-    ModelDef kept = GE__PROTO__MODEL_DEF__INIT;
-    gm_ge_rest_copy_owned(&kept.base, &md->base);
-    kept.attr = rest->v;
-    kept.n_attr = rest->n;
+    ModelDef kept;
+    gm_ge_rest_begin(&kept.base, &md->base, rest->v, rest->n);
     return gm_ge_rest_keep(gm_graph_attrs(root), GM_ATTR_GE_MODEL_REST, &kept.base) == GM_OK ? GM_OK : oom(r);
 }
 
 static gm_status keep_graph(gr *r, const GraphDef *gd, gm_graph *g, const entries *rest)
 {
-    GraphDef kept = GE__PROTO__GRAPH_DEF__INIT;
-    gm_ge_rest_copy_owned(&kept.base, &gd->base);
-    kept.attr = rest->v;
-    kept.n_attr = rest->n;
+    GraphDef kept;
+    gm_ge_rest_begin(&kept.base, &gd->base, rest->v, rest->n);
     return gm_ge_rest_keep(gm_graph_attrs(g), GM_ATTR_GE_REST, &kept.base) == GM_OK ? GM_OK : oom(r);
 }
 

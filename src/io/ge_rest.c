@@ -82,7 +82,7 @@ static void copy_field(ProtobufCMessage *to, const ProtobufCMessage *from, uint3
     memcpy(dst + f->offset, src + f->offset, slot_size(f));
 }
 
-void gm_ge_rest_copy_owned(ProtobufCMessage *to, const ProtobufCMessage *from)
+static void copy_owned(ProtobufCMessage *to, const ProtobufCMessage *from)
 {
     size_t n;
     const uint32_t *ids = owned(from->descriptor, &n);
@@ -142,9 +142,19 @@ static bool same_key(const GeAttrEntry *x, const GeAttrEntry *y)
     return x->key.len == y->key.len && (x->key.len == 0 || memcmp(x->key.data, y->key.data, x->key.len) == 0);
 }
 
+void gm_ge_rest_begin(ProtobufCMessage *kept, const ProtobufCMessage *from, GeAttrEntry **attrs, size_t n)
+{
+    protobuf_c_message_init(from->descriptor, kept);
+    copy_owned(kept, from);
+    const ProtobufCFieldDescriptor *f = attr_field(from->descriptor);
+    if (!f) return;
+    *(size_t *)((char *)kept + f->quantifier_offset) = n;
+    *(GeAttrEntry ***)((char *)kept + f->offset) = attrs;
+}
+
 void gm_ge_rest_merge(gm_ge_arena *a, ProtobufCMessage *built, const ProtobufCMessage *rest)
 {
-    gm_ge_rest_copy_owned(built, rest);
+    copy_owned(built, rest);
     const ProtobufCFieldDescriptor *f = attr_field(rest->descriptor);
     if (!f) return;
     size_t *nb = (size_t *)((char *)built + f->quantifier_offset);

@@ -212,11 +212,6 @@ void gm_onnx_enc_attrs(gm_onnx_text *t, const gm_attr *list)
     tok_close(t, "}");
 }
 
-static bool desc_is_default(const gm_tensor_desc *d)
-{
-    return d->dtype == GM_DT_UNDEFINED && d->ndims < 0 && !gm_onnx_desc_has_rest(d);
-}
-
 void gm_onnx_enc_record(gm_onnx_text *t, const gm_node *n, uint32_t pos)
 {
     tok(t, "{");
@@ -262,7 +257,7 @@ void gm_onnx_enc_record(gm_onnx_text *t, const gm_node *n, uint32_t pos)
     tok_close(t, "]");
     uint32_t last = 0;
     for (uint32_t i = 0; i < n->n_in; i++) {
-        if (!desc_is_default(&n->in_desc[i])) last = i + 1;
+        if (!gm_desc_is_blank(&n->in_desc[i])) last = i + 1;
     }
     if (last) {
         tok(t, "id");

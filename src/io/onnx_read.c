@@ -481,6 +481,19 @@ static gm_status source_node(rd *r, gm_onnx_rgraph *rg, const char *doc, const c
     return gm_node_add_output(*out) ? GM_OK : oom(r);
 }
 
+
+/* Value `name` produced by source node n (a graph input, a captured value): its tensor, with
+ * whether n came from a record and the parent input it reads (-1: none). -1 and *st on failure. */
+static int32_t source_tensor(rd *r, gm_onnx_rgraph *rg, const char *name, gm_node *n, bool from_record,
+                             int32_t parent_index, gm_status *st)
+{
+    int32_t idx = gm_onnx_add_tensor(r, rg, name, n->name, 0, st);
+    if (idx < 0) return idx;
+    rg->t[idx].node = n;
+    rg->t[idx].from_record = from_record;
+    rg->t[idx].parent_index = parent_index;
+    return idx;
+}
 static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, gm_onnx_cf parent_cf, const gm_strmap *inits, placed **pl,
                               size_t *npl, size_t *cap_pl)
 {
@@ -503,12 +516,8 @@ static gm_status build_inputs(rd *r, gm_onnx_rgraph *rg, gm_onnx_cf parent_cf, c
         if (!has && (rg->outer ? gm_attr_set_int(&n->attrs, "_parent_node_index", (int64_t)(i + shift))
                                : gm_attr_set_int(&n->attrs, "index", data_pos)) != GM_OK)
             return oom(r);
-        const char *nm = n->name;
-        int32_t idx = gm_onnx_add_tensor(r, rg, vi->name, nm, 0, &st);
+        int32_t idx = source_tensor(r, rg, vi->name, n, has, rg->outer ? (int32_t)(i + shift) : -1, &st);
         if (idx < 0) return st;
-        rg->t[idx].node = n;
-        rg->t[idx].from_record = has;
-        rg->t[idx].parent_index = rg->outer ? (int32_t)(i + shift) : -1;
         if ((st = gm_onnx_declare(r, rg, idx, vi)) != GM_OK) return st;
         data_pos++;
     }
@@ -531,11 +540,8 @@ static gm_status build_captured(rd *r, gm_onnx_rgraph *rg, placed **pl, size_t *
         bool has;
         if ((st = source_node(r, rg, vi->doc_string, what, vi->name, "Data", pl, npl, cap_pl, &n, &has)) != GM_OK)
             return st;
-        int32_t idx = gm_onnx_add_tensor(r, rg, vi->name, n->name, 0, &st);
-        if (idx < 0) return st;
-        rg->t[idx].node = n;
-        rg->t[idx].from_record = has;
-        rg->t[idx].parent_index = (int32_t)gm_attrs_get_int(n->attrs, "_parent_node_index", -1);
+        int32_t parent = (int32_t)gm_attrs_get_int(n->attrs, "_parent_node_index", -1);
+        if (source_tensor(r, rg, vi->name, n, has, parent, &st) < 0) return st;
     }
     return GM_OK;
 }

@@ -113,15 +113,14 @@ typedef struct wr {
     gm_strmap outs;      /* node name -> char ** value name per output */
     const char **domains; /* domains used besides "" */
     size_t n_domains, cap_domains;
-    Onnx__TypeProto **types; /* unpacked from GM_ATTR_ONNX_TYPE_PREFIX attributes */
-    size_t n_types, cap_types;
+    ProtobufCMessage **unpacked; /* kept types and attributes (GM_ATTR_ONNX_TYPE_PREFIX,
+                                    GM_ATTR_ONNX_ATTR_PREFIX), unpacked for the file */
+    size_t n_unpacked, cap_unpacked;
     struct kept_init {
         Onnx__TensorProto *tp;  /* unpacked from GM_ATTR_ONNX_TENSOR */
         char *name, *doc;       /* its own, put back before it is freed */
     } *kept;
     size_t n_kept, cap_kept;
-    Onnx__AttributeProto **attrs_kept; /* unpacked from GM_ATTR_ONNX_ATTR_PREFIX attributes */
-    size_t n_attrs_kept, cap_attrs_kept;
 } wr;
 
 static void *wr_keep(wr *w, void *p)
@@ -425,23 +424,30 @@ static Onnx__TypeProto *type_of(wr *w, const gm_tensor_desc *d)
     return tp;
 }
 
+/* A message the reader kept packed in bytes attribute a, unpacked and freed with the writer;
+ * NULL for an attribute of another kind (not the reader's: a hand-written one of that name). The
+ * reader packed the bytes: they fail to unpack only when memory runs out (NULL and w->oom). */
+static void *unpack_kept_msg(wr *w, const ProtobufCMessageDescriptor *d, const gm_attr *a)
+{
+    ProtobufCMessage *m = NULL;
+    if (a->kind != GM_ATTR_BYTES) return NULL;
+    if (gm_grow((void **)&w->unpacked, sizeof *w->unpacked, w->n_unpacked + 1, &w->cap_unpacked) ||
+        !(m = protobuf_c_message_unpack(d, NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
+        w->oom = true;
+        return NULL;
+    }
+    w->unpacked[w->n_unpacked++] = m;
+    return m;
+}
+
 /* The declared type of n's output k that is no tensor's (a sequence, an optional), as the reader
- * kept it (GM_ATTR_ONNX_TYPE_PREFIX), in the writer's arena; NULL for a tensor's. */
+ * kept it (GM_ATTR_ONNX_TYPE_PREFIX); NULL for a tensor's. */
 static Onnx__TypeProto *kept_type(wr *w, const gm_node *n, uint32_t k)
 {
     char key[48];
     snprintf(key, sizeof key, GM_ATTR_ONNX_TYPE_PREFIX "%u", k);
     const gm_attr *a = n ? gm_attr_find(n->attrs, key) : NULL;
-    if (!a || a->kind != GM_ATTR_BYTES) return NULL;
-    /* the reader packed these bytes: they fail to unpack only when memory runs out */
-    Onnx__TypeProto *tp = NULL;
-    if (gm_grow((void **)&w->types, sizeof *w->types, w->n_types + 1, &w->cap_types) ||
-        !(tp = onnx__type_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
-        w->oom = true;
-        return NULL;
-    }
-    w->types[w->n_types++] = tp;
-    return tp;
+    return a ? unpack_kept_msg(w, &onnx__type_proto__descriptor, a) : NULL;
 }
 
 static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor_desc *d)
@@ -496,21 +502,6 @@ static Onnx__TensorProto *kept_initializer(wr *w, const char *name, const gm_nod
     tp->name = (char *)name;
     tp->doc_string = record_of(w, n, pos);
     return tp;
-}
-
-/* An attribute the reader kept whole (GM_ATTR_ONNX_ATTR_PREFIX), unpacked, freed with the
- * writer; NULL (and w->oom) when it does not unpack. */
-static Onnx__AttributeProto *kept_attr(wr *w, const gm_attr *a)
-{
-    Onnx__AttributeProto *x = NULL;
-    if (a->kind != GM_ATTR_BYTES ||
-        gm_grow((void **)&w->attrs_kept, sizeof *w->attrs_kept, w->n_attrs_kept + 1, &w->cap_attrs_kept) ||
-        !(x = onnx__attribute_proto__unpack(NULL, a->u.s.len, (const uint8_t *)a->u.s.data))) {
-        w->oom = true;
-        return NULL;
-    }
-    w->attrs_kept[w->n_attrs_kept++] = x;
-    return x;
 }
 
 static Onnx__AttributeProto *new_attr(wr *w, const char *name, Onnx__AttributeProto__AttributeType type);
@@ -737,7 +728,7 @@ static void node_meta_attrs(wr *w, const gm_node *n, uint32_t own, pvec *attrs)
     }
     for (uint32_t i = 0; i < n->n_in; i++) {
         const gm_tensor_desc *d = &n->in_desc[i];
-        if (d->dtype == GM_DT_UNDEFINED && d->ndims < 0 && !gm_onnx_desc_has_rest(d)) continue;
+        if (gm_desc_is_blank(d)) continue;
         gm_onnx_text t = {0};
         gm_onnx_enc_desc(&t, d, GM_ONNX_DESC_ALL);
         char *text = wr_text(w, &t, NULL);
@@ -789,7 +780,8 @@ static Onnx__NodeProto *write_node(wr *w, const gm_node *n)
             continue;
         }
         if (!strncmp(a->name, GM_ATTR_ONNX_ATTR_PREFIX, sizeof GM_ATTR_ONNX_ATTR_PREFIX - 1)) {
-            pv_push(w, &attrs, kept_attr(w, a)); /* ConstantOfShape's value ..., as it came */
+            /* an attribute the reader kept whole (ConstantOfShape's value ...), as it came */
+            if (a->kind == GM_ATTR_BYTES) pv_push(w, &attrs, unpack_kept_msg(w, &onnx__attribute_proto__descriptor, a));
             continue;
         }
         /* an output's type: its value_info has it; GE's residual: GE's writer's alone */
@@ -1006,10 +998,8 @@ gm_status gm_model_write_onnx(const gm_model *m, void **data, size_t *len, gm_er
         onnx__tensor_proto__free_unpacked(w.kept[i].tp, NULL);
     }
     gm_free(w.kept);
-    for (size_t i = 0; i < w.n_types; i++) onnx__type_proto__free_unpacked(w.types[i], NULL);
-    gm_free(w.types);
-    for (size_t i = 0; i < w.n_attrs_kept; i++) onnx__attribute_proto__free_unpacked(w.attrs_kept[i], NULL);
-    gm_free(w.attrs_kept);
+    for (size_t i = 0; i < w.n_unpacked; i++) protobuf_c_message_free_unpacked(w.unpacked[i], NULL);
+    gm_free(w.unpacked);
     for (size_t i = 0; i < w.n_allocs; i++) gm_free(w.allocs[i]);
     gm_free(w.allocs);
     gm_free(w.domains);

@@ -199,20 +199,10 @@ const char *const *gm_model_fixed_dims(const gm_model *m) { return (const char *
 
 gm_status gm_model_set_fixed_dims(gm_model *m, const char *const *dims)
 {
-    size_t n = 0, bytes = 0;
-    for (; dims && dims[n]; n++) bytes += strlen(dims[n]) + 1;
-    char **v = NULL;
-    if (n) { /* one block: the pointers, then the strings */
-        if (!(v = gm_malloc((n + 1) * sizeof *v + bytes))) return GM_ERR_NOMEM;
-        char *s = (char *)(v + n + 1);
-        for (size_t i = 0; i < n; i++) {
-            size_t k = strlen(dims[i]) + 1;
-            memcpy(s, dims[i], k);
-            v[i] = s;
-            s += k;
-        }
-        v[n] = NULL;
-    }
+    size_t n = 0;
+    while (dims && dims[n]) n++;
+    char **v = n ? gm_strv_dup(dims, n) : NULL;
+    if (n && !v) return GM_ERR_NOMEM;
     gm_free(m->fixed_dims);
     m->fixed_dims = v;
     return GM_OK;

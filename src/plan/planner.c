@@ -360,7 +360,7 @@ static gm_status unknown_strategy(const char *name, gm_error *err)
 /* Runs every strategy on the items as they stand and applies the winner's offsets. The first
  * run's figures are the ones reported: repairs re-pack with lengthened lifetimes. */
 static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm_plan_options *o, bool first,
-                      gm_error *err)
+                      double deadline_ms, gm_error *err)
 {
     gm_plan_items_build(it, p);
     const char *policy = gm_model_option(m, "ge.exec.memoryOptimizationPolicy");
@@ -370,7 +370,7 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
                        .units = it->units,
                        .n_units = it->n_units,
                        .search_budget_s = o->search_budget_s,
-                       .deadline_ms = o->search_budget_s > 0 ? now_ms() + o->search_budget_s * 1e3 : 0,
+                       .deadline_ms = deadline_ms,
                        .search_node_limit = o->search_node_limit,
                        .only = -1,
                        .lower_bound = p->lower_bound_bytes,
@@ -422,7 +422,7 @@ static gm_status pack(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm
  * expected: lifetimes end at their release) get their lifetimes merged and the plan re-packed,
  * and a region still overlapping after repair_rounds loses reuse. */
 static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items *it, const gm_plan_options *o,
-                                   gm_error *err)
+                                   double deadline_ms, gm_error *err)
 {
     gm_status st;
     bool dirty[GM_PLAN_R_COUNT][GM_MEM_COUNT];
@@ -458,7 +458,7 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
             p->repaired_pairs += merged;
         }
         double t_repack = now_ms();
-        st = pack(m, p, it, o, false, err);
+        st = pack(m, p, it, o, false, deadline_ms, err);
         p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
         if (st != GM_OK) break;
     }
@@ -606,11 +606,13 @@ gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, gm_
     double t_pack = now_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
     tell_stage(o, "packing");
-    if ((st = pack(m, p, &it, o, true, err)) != GM_OK) goto fail;
+    /* one clock budget for the packing, the repairs' re-packing included */
+    double deadline_ms = o->search_budget_s > 0 ? t_pack + o->search_budget_s * 1e3 : 0;
+    if ((st = pack(m, p, &it, o, true, deadline_ms, err)) != GM_OK) goto fail;
     p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
 
     tell_stage(o, "verifying");
-    if ((st = verify_and_repair(m, p, &it, o, err)) != GM_OK) goto fail;
+    if ((st = verify_and_repair(m, p, &it, o, deadline_ms, err)) != GM_OK) goto fail;
     summarize(p);
     gm_plan_items_free(&it);
     gm_free(remap);

@@ -59,10 +59,16 @@ gm_status gm_plan_json_dims(const char *text, size_t len, const char *source, ch
     cJSON *root = parse_head(text, len, &nomem);
     if (nomem) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "dims"), *x;
-    size_t n = 0, bytes = 0;
+    size_t n = 0;
     gm_status st = GM_OK;
     if (d && !cJSON_IsArray(d)) {
         st = gm_error_set(err, GM_ERR_INPUT, "%s: \"dims\" must be a list of strings", source);
+        d = NULL;
+    }
+    int count = d ? cJSON_GetArraySize(d) : 0;
+    const char **v = count ? gm_malloc((size_t)count * sizeof *v) : NULL;
+    if (count && !v) {
+        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
         d = NULL;
     }
     cJSON_ArrayForEach(x, d)
@@ -71,23 +77,10 @@ gm_status gm_plan_json_dims(const char *text, size_t len, const char *source, ch
             st = gm_error_set(err, GM_ERR_INPUT, "%s: \"dims\" entry %zu must be a string (NAME=VALUE)", source, n);
             break;
         }
-        n++, bytes += strlen(x->valuestring) + 1;
+        v[n++] = x->valuestring;
     }
-    char **v = st == GM_OK && n ? gm_malloc((n + 1) * sizeof *v + bytes) : NULL;
-    if (st == GM_OK && n && !v) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    if (v) { /* the pointers, then the strings */
-        char *s = (char *)(v + n + 1);
-        size_t i = 0;
-        cJSON_ArrayForEach(x, d)
-        {
-            size_t k = strlen(x->valuestring) + 1;
-            memcpy(s, x->valuestring, k);
-            v[i++] = s;
-            s += k;
-        }
-        v[n] = NULL;
-        *dims = v;
-    }
+    if (st == GM_OK && n && !(*dims = gm_strv_dup(v, n))) st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    gm_free(v);
     cJSON_Delete(root);
     return st;
 }

@@ -94,6 +94,23 @@ char *gm_strdup_at(const char *s, const char *file, int line)
     return s ? gm_strndup_at(s, strlen(s), file, line) : NULL;
 }
 
+char **gm_strv_dup_at(const char *const *v, size_t n, const char *file, int line)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += strlen(v[i]) + 1;
+    char **out = gm_malloc_at((n + 1) * sizeof *out + bytes, file, line);
+    if (!out) return NULL;
+    char *s = (char *)(out + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(v[i]) + 1;
+        memcpy(s, v[i], k);
+        out[i] = s;
+        s += k;
+    }
+    out[n] = NULL;
+    return out;
+}
+
 void gm_free(void *p) { free(p); }
 
 /* cJSON's hooks take plain functions: its allocations count as one site of their own. */

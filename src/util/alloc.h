@@ -17,6 +17,7 @@ void *gm_realloc_at(void *p, size_t n, const char *file, int line);
 int gm_grow_at(void **p, size_t elem, size_t need, size_t *cap, const char *file, int line);
 char *gm_strndup_at(const char *s, size_t n, const char *file, int line);
 char *gm_strdup_at(const char *s, const char *file, int line);
+char **gm_strv_dup_at(const char *const *v, size_t n, const char *file, int line);
 
 #define gm_malloc(n) gm_malloc_at((n), __FILE__, __LINE__)
 #define gm_calloc(count, size) gm_calloc_at((count), (size), __FILE__, __LINE__)
@@ -25,6 +26,9 @@ char *gm_strdup_at(const char *s, const char *file, int line);
 #define gm_grow(p, elem, need, cap) gm_grow_at((p), (elem), (need), (cap), __FILE__, __LINE__)
 #define gm_strndup(s, n) gm_strndup_at((s), (n), __FILE__, __LINE__)
 #define gm_strdup(s) gm_strdup_at((s), __FILE__, __LINE__)
+/* Strings v[0..n) copied into one block (the n pointers, a NULL, then the strings), so that one
+ * gm_free frees them all; NULL when out of memory. */
+#define gm_strv_dup(v, n) gm_strv_dup_at((v), (n), __FILE__, __LINE__)
 void gm_free(void *p);
 
 /* Failure injection: after `n` more successful allocations, every allocation fails until
