@@ -2,7 +2,8 @@
  * gen_graph.c — writes a large, realistic graphmem JSON model (docs/graph-format.md) for the
  * load benchmark: one training step of a transformer-like network.
  *
- *   gen_graph --nodes N [--streams S] [--seed K] [--atomic-every B] [-o FILE]
+ *   gen_graph --nodes N [--shape bench|sched] [--streams S] [--seed K] [--atomic-every B]
+ *             [--while-one-in K] [--allreduce-every B] [--order-edges PCT] [--updates-side] [-o FILE]
  *
  * Shape of the model (every choice mirrors something GE sees in real training graphs, so the
  * reader and the passes meet the same mix of features they will meet in practice):
@@ -14,14 +15,27 @@
  *    (BatchMatMul, Muls, Softmax, BatchMatMul), output projection, residual Add, second
  *    LayerNorm, MLP with Gelu;
  *  - every IF_EVERY-th block ends in an If (then/else subgraphs, Data with _parent_node_index,
- *    NetOutput mapping back to the If's output); some blocks (chosen by the seed) add a While
- *    with cond/body subgraphs carrying the activation and an int32 counter;
+ *    NetOutput mapping back to the If's output); some blocks (chosen by the seed, one in
+ *    --while-one-in) add a While with cond/body subgraphs carrying the activation and an int32
+ *    counter;
  *  - side work (weight casts, K/V projections, weight-gradient MatMuls, collectives) runs on
  *    streams 1..S-1, with control edges tying it to stream 0 as a stream scheduler would;
- *  - backward: per block the activation gradients, the weight gradients, one fused
- *    HcomAllReduce with _input_mutable over the block's gradients, and the optimizer step as ref
- *    updates on the Variables (AssignAdd, or Sub then Assign), collected by a NoOp;
+ *  - backward: per block the activation gradients and the weight gradients; per group of
+ *    --allreduce-every blocks one fused HcomAllReduce with _input_mutable over the group's
+ *    gradients, and the optimizer step as ref updates on the Variables (AssignAdd, or Sub then
+ *    Assign), collected per block by a NoOp;
  *  - NetOutput takes the loss and, through control edges, every block's NoOp.
+ *
+ * Two shapes (issue 28):
+ *  - bench (the default): the benchmark's graph of the earlier scale tables, unchanged byte for
+ *    byte: one all-reduce per block, a While in about one block in 12, updates on stream 0.
+ *  - sched: the graph as a stream scheduler leaves it. A While in one block in 72 (~180 at a
+ *    million nodes), one all-reduce over every 50 blocks (the gradients of 50 blocks live until
+ *    it runs), atomic weight gradients in every 71st block (~1,800 atomic outputs), a control
+ *    edge from the op before on the same stream on 40% of the root's ops (~535,000 control
+ *    edges in all), and the optimizer's updates on the side stream, so the Variables the forward
+ *    reads on stream 0 are written on stream 1.
+ * Options after --shape change one of its choices.
  *
  * The total node count over all graphs is exactly N: the blocks are planned up front and a short
  * tail of scalar metric ops makes up the rest. Output is deterministic for a given seed (the
@@ -49,7 +63,7 @@ enum {
     FFN = 4 * HIDDEN,
     VOCAB = 32000,
     IF_EVERY = 8,     /* every 8th block ends in an If */
-    WHILE_ONE_IN = 12 /* about one block in 12 (seeded) gets a While */
+    WHILE_ONE_IN = 12 /* default: about one block in 12 (seeded) gets a While */
 };
 
 /* Node counts of the pieces; main() checks the total against what was written. */
@@ -108,6 +122,18 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- seeded per-block choices ------------------------------------------------------------------
+ * A pure function of (seed, block, salt): the second pass that writes the subgraphs must agree
+ * with the first, and no state has to be carried between them. */
+
+static uint64_t mix(uint64_t seed, uint64_t block, uint64_t salt)
+{
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + block * 0xBF58476D1CE4E5B9ull + salt * 0x94D049BB133111EBull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 /* ---- node writer ------------------------------------------------------------------------------
  * A node is collected field by field into reusable buffers and written in one go by node_end, so
  * the emitting code reads like the graph it describes and the JSON lists stay well formed. */
@@ -126,7 +152,14 @@ typedef struct gen {
     uint64_t seed;
     long atomic_every; /* every K-th block's weight gradients accumulate atomically; 0: none */
     bool atomic_next;  /* the next MatMuls written are atomic */
+    long while_one_in; /* about one block in K (seeded) gets a While */
+    long ar_every;     /* one HcomAllReduce over every B blocks' gradients */
+    long order_pct;    /* percent of root ops given a stream-order control edge */
+    bool updates_side; /* optimizer updates (Assign/AssignAdd) on a side stream */
+    bool in_root;      /* writing the root graph: stream-order edges apply */
+    char last_on[64][64]; /* per stream: the last root op written, for stream-order edges */
     long written;     /* nodes written so far, all graphs */
+    long nblocks;
     bool first_node;  /* of the current graph: no separator before it */
     bool first_graph;
     /* the node being built */
@@ -218,9 +251,21 @@ static void node_out_full(gen *g, const char *dtype, shape s, int reuse, const c
 
 static void node_out(gen *g, const char *dtype, shape s) { node_out_full(g, dtype, s, -1, NULL); }
 
+static bool is_source_type(const char *t)
+{
+    return !strcmp(t, "Variable") || !strcmp(t, "Const") || !strcmp(t, "Data");
+}
+
 static void node_end(gen *g)
 {
     FILE *f = g->f;
+    /* Stream-order edges: a stream scheduler that serializes a stream's ops writes a control
+     * edge from the op before on the same stream. Emission order in the root graph is a
+     * topological order, so these never close a cycle; many repeat a data edge, as GE's do. */
+    const bool op = g->in_root && !is_source_type(g->type.p);
+    if (op && g->order_pct > 0 && g->last_on[g->stream][0] &&
+        mix(g->seed, (uint64_t)g->written, 7) % 100 < (uint64_t)g->order_pct)
+        node_ctrl(g, "%s", g->last_on[g->stream]);
     fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\"", g->first_node ? "\n" : ",\n", g->name.p,
             g->type.p);
     g->first_node = false;
@@ -240,6 +285,8 @@ static void node_end(gen *g)
         fprintf(f, ",\"outputs\":[%s]", g->outs.p);
     fputc('}', f);
     g->written++;
+    if (op)
+        snprintf(g->last_on[g->stream], sizeof g->last_on[0], "%s", g->name.p);
 }
 
 static void graph_begin(gen *g, const char *name, const char *parent, const char *attrs_json)
@@ -256,25 +303,20 @@ static void graph_begin(gen *g, const char *name, const char *parent, const char
 
 static void graph_end(gen *g) { fputs("\n]}", g->f); }
 
-/* ---- seeded per-block choices ------------------------------------------------------------------
- * A pure function of (seed, block, salt): the second pass that writes the subgraphs must agree
- * with the first, and no state has to be carried between them. */
-
-static uint64_t mix(uint64_t seed, uint64_t block, uint64_t salt)
+static bool block_has_if(long b) { return b % IF_EVERY == IF_EVERY - 1; }
+static bool block_has_while(const gen *g, long b)
 {
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + block * 0xBF58476D1CE4E5B9ull + salt * 0x94D049BB133111EBull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return b > 0 && mix(g->seed, (uint64_t)b, 1) % (uint64_t)g->while_one_in == 0;
 }
 
-static bool block_has_if(long b) { return b % IF_EVERY == IF_EVERY - 1; }
-static bool block_has_while(const gen *g, long b) { return b > 0 && mix(g->seed, (uint64_t)b, 1) % WHILE_ONE_IN == 0; }
+/* Backward runs from the last block down, so a group of ar_every blocks [b, b + ar_every) is
+ * closed by its lowest block, which writes the group's all-reduce and updates. */
+static bool block_has_allreduce(const gen *g, long b) { return b % g->ar_every == 0; }
 
 static long block_nodes(const gen *g, long b)
 {
-    return BLOCK_FWD_NODES + BLOCK_BWD_NODES + (block_has_if(b) ? IF_NODES : 0) +
-           (block_has_while(g, b) ? WHILE_NODES : 0);
+    return BLOCK_FWD_NODES + BLOCK_BWD_NODES - (block_has_allreduce(g, b) ? 0 : 1) +
+           (block_has_if(b) ? IF_NODES : 0) + (block_has_while(g, b) ? WHILE_NODES : 0);
 }
 
 /* The side stream for a block's k-th piece of side work: spread over 1..S-1, and varied by
@@ -573,6 +615,8 @@ static void emit_block_forward(gen *g, long b)
 
 /* Backward of block b: gin is the gradient flowing in (of the block output), and the gradient
  * of the block input comes out as g/b/dx:0. */
+static void emit_group_update(gen *g, long b0, long b1);
+
 static void emit_block_backward(gen *g, long b, const char *gin)
 {
     char x[64], nm[64], a[64], c[64];
@@ -647,59 +691,80 @@ static void emit_block_backward(gen *g, long b, const char *gin)
         node_end(g);
     }
 
-    /* One fused all-reduce per block over the ten gradients: HCCL writes its inputs
-     * (_input_mutable), which is exactly what the RW-conflict pass has to see. It waits for
-     * the block's activation gradient so the collective does not delay the critical path. */
-    node_begin(g, "HcomAllReduce", "g/b%ld/ar", b);
-    for (int v = 0; v < 6; v++)
-        node_in(g, "g/b%ld/d_%s:0", b, block_vars[v]);
-    node_in(g, "g/b%ld/d_ln1:0", b);
-    node_in(g, "g/b%ld/d_ln1:1", b);
-    node_in(g, "g/b%ld/d_ln2:0", b);
-    node_in(g, "g/b%ld/d_ln2:1", b);
-    node_ctrl(g, "g/b%ld/dx", b);
+    if (block_has_allreduce(g, b))
+        emit_group_update(g, b, b + g->ar_every < g->nblocks ? b + g->ar_every : g->nblocks);
+}
+
+/* The all-reduce and optimizer step of blocks [b0, b1), written when backward reaches b0.
+ *
+ * One fused all-reduce over the group's gradients (ten per block): HCCL writes its inputs
+ * (_input_mutable), which is exactly what the RW-conflict pass has to see. It waits for b0's
+ * activation gradient so the collective does not delay the critical path. Fused over many
+ * blocks (--allreduce-every), the gradients of the whole group stay live until it runs. */
+static void emit_group_update(gen *g, long b0, long b1)
+{
+    const int64_t side = side_stream(g, b0, 5);
+    node_begin(g, "HcomAllReduce", "g/b%ld/ar", b0);
+    for (long b = b0; b < b1; b++) {
+        for (int v = 0; v < 6; v++)
+            node_in(g, "g/b%ld/d_%s:0", b, block_vars[v]);
+        node_in(g, "g/b%ld/d_ln1:0", b);
+        node_in(g, "g/b%ld/d_ln1:1", b);
+        node_in(g, "g/b%ld/d_ln2:0", b);
+        node_in(g, "g/b%ld/d_ln2:1", b);
+    }
+    node_ctrl(g, "g/b%ld/dx", b0);
     node_attr(g, "_input_mutable", "true");
     node_attr(g, "reduction", "\"sum\"");
     node_attr(g, "group", "\"hccl_world_group\"");
     node_attr(g, "fusion", "1");
     node_stream(g, side);
-    for (int v = 0; v < 10; v++)
-        node_out(g, "float32", var_shape(v));
+    for (long b = b0; b < b1; b++)
+        for (int v = 0; v < 10; v++)
+            node_out(g, "float32", var_shape(v));
     node_end(g);
 
     /* The optimizer step as ref updates on the Variables: even ones by AssignAdd of the scaled
-     * gradient, odd ones by Sub then Assign (a read of the variable next to its write). */
+     * gradient, odd ones by Sub then Assign (a read of the variable next to its write). With
+     * --updates-side they run on the side stream, while the forward reads the Variables on
+     * stream 0: a Variable written on one stream and read on another. */
+    const int64_t upd_stream = g->updates_side ? side : 0;
     char vattr[96];
-    for (int v = 0; v < 10; v++) {
-        const char *var = block_vars[v];
-        node_begin(g, "Muls", "g/b%ld/step_%s", b, var);
-        node_in(g, "g/b%ld/ar:%d", b, v);
-        node_attr(g, "value", (v & 1) ? "0.0001" : "-0.0001");
-        node_out(g, "float32", var_shape(v));
-        node_end(g);
-        snprintf(vattr, sizeof vattr, "{\"ref_var_src_var_name\":\"b%ld/%s\"}", b, var);
-        if ((v & 1) == 0) {
-            node_begin(g, "AssignAdd", "g/b%ld/upd_%s", b, var);
-            node_in(g, "b%ld/%s:0", b, var);
-            node_in(g, "g/b%ld/step_%s:0", b, var);
-        } else {
-            node_begin(g, "Sub", "g/b%ld/new_%s", b, var);
-            node_in(g, "b%ld/%s:0", b, var);
-            node_in(g, "g/b%ld/step_%s:0", b, var);
+    for (long b = b0; b < b1; b++) {
+        for (int v = 0; v < 10; v++) {
+            const char *var = block_vars[v];
+            node_begin(g, "Muls", "g/b%ld/step_%s", b, var);
+            node_in(g, "g/b%ld/ar:%ld", b0, (b - b0) * 10 + v);
+            node_attr(g, "value", (v & 1) ? "0.0001" : "-0.0001");
+            node_stream(g, upd_stream);
             node_out(g, "float32", var_shape(v));
             node_end(g);
-            node_begin(g, "Assign", "g/b%ld/upd_%s", b, var);
-            node_in(g, "b%ld/%s:0", b, var);
-            node_in(g, "g/b%ld/new_%s:0", b, var);
+            snprintf(vattr, sizeof vattr, "{\"ref_var_src_var_name\":\"b%ld/%s\"}", b, var);
+            if ((v & 1) == 0) {
+                node_begin(g, "AssignAdd", "g/b%ld/upd_%s", b, var);
+                node_in(g, "b%ld/%s:0", b, var);
+                node_in(g, "g/b%ld/step_%s:0", b, var);
+            } else {
+                node_begin(g, "Sub", "g/b%ld/new_%s", b, var);
+                node_in(g, "b%ld/%s:0", b, var);
+                node_in(g, "g/b%ld/step_%s:0", b, var);
+                node_stream(g, upd_stream);
+                node_out(g, "float32", var_shape(v));
+                node_end(g);
+                node_begin(g, "Assign", "g/b%ld/upd_%s", b, var);
+                node_in(g, "b%ld/%s:0", b, var);
+                node_in(g, "g/b%ld/new_%s:0", b, var);
+            }
+            node_stream(g, upd_stream);
+            node_extra(g, ",\"input_names\":[\"ref\",\"value\"],\"output_names\":[\"ref\"]");
+            node_out_full(g, "float32", var_shape(v), -1, vattr);
+            node_end(g);
         }
-        node_extra(g, ",\"input_names\":[\"ref\",\"value\"],\"output_names\":[\"ref\"]");
-        node_out_full(g, "float32", var_shape(v), -1, vattr);
+        node_begin(g, "NoOp", "g/b%ld/done", b);
+        for (int v = 0; v < 10; v++)
+            node_ctrl(g, "g/b%ld/upd_%s", b, block_vars[v]);
         node_end(g);
     }
-    node_begin(g, "NoOp", "g/b%ld/done", b);
-    for (int v = 0; v < 10; v++)
-        node_ctrl(g, "g/b%ld/upd_%s", b, block_vars[v]);
-    node_end(g);
 }
 
 /* Root-graph tail: final LayerNorm, tied-embedding logits, loss, its gradient into the last
@@ -752,18 +817,20 @@ static void emit_tail_forward(gen *g, long nblocks)
 }
 /* 8 nodes above; emit_tail_backward writes the other 16 (plus the padding). */
 
-static void emit_update(gen *g, const char *var, const char *grad, shape s)
+static void emit_update(gen *g, const char *var, const char *grad, shape s, int64_t stream)
 {
     char vattr[96];
     node_begin(g, "Muls", "g/step_%s", var);
     node_in(g, "%s", grad);
     node_attr(g, "value", "-0.0001");
+    node_stream(g, stream);
     node_out(g, "float32", s);
     node_end(g);
     snprintf(vattr, sizeof vattr, "{\"ref_var_src_var_name\":\"%s\"}", var);
     node_begin(g, "AssignAdd", "g/upd_%s", var);
     node_in(g, "%s:0", var);
     node_in(g, "g/step_%s:0", var);
+    node_stream(g, stream);
     node_extra(g, ",\"input_names\":[\"ref\",\"value\"],\"output_names\":[\"ref\"]");
     node_out_full(g, "float32", s, -1, vattr);
     node_end(g);
@@ -819,10 +886,11 @@ static void emit_tail_backward(gen *g, long nblocks, const char *gin, long pad)
     node_out(g, "float32", SHP(HIDDEN));
     node_out(g, "float32", SHP(HIDDEN));
     node_end(g);
-    emit_update(g, "embed_w", "g/ar:0", SHP(VOCAB, HIDDEN));
-    emit_update(g, "pos_w", "g/ar:1", SHP(SEQ, HIDDEN));
-    emit_update(g, "lnf_g", "g/ar:2", SHP(HIDDEN));
-    emit_update(g, "lnf_b", "g/ar:3", SHP(HIDDEN));
+    const int64_t upd = g->updates_side ? side : 0;
+    emit_update(g, "embed_w", "g/ar:0", SHP(VOCAB, HIDDEN), upd);
+    emit_update(g, "pos_w", "g/ar:1", SHP(SEQ, HIDDEN), upd);
+    emit_update(g, "lnf_g", "g/ar:2", SHP(HIDDEN), upd);
+    emit_update(g, "lnf_b", "g/ar:3", SHP(HIDDEN), upd);
     node_begin(g, "NoOp", "g/done");
     node_ctrl(g, "g/upd_embed_w");
     node_ctrl(g, "g/upd_pos_w");
@@ -982,10 +1050,21 @@ static void emit_while_graphs(gen *g, long b)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gen_graph --nodes N [--streams S] [--seed K] [--atomic-every B] [-o FILE]\n"
-               "  writes a transformer-like training-step model in graphmem JSON with exactly N\n"
-               "  nodes over all graphs (N >= %d); S streams (default 2), seed K (default 1);\n"
-               "  every B-th block's weight gradients are atomic outputs (default 0: none)\n",
+    fprintf(f,
+            "usage: gen_graph --nodes N [--shape bench|sched] [--streams S] [--seed K]\n"
+            "                 [--atomic-every B] [--while-one-in K] [--allreduce-every B]\n"
+            "                 [--order-edges PCT] [--updates-side] [-o FILE]\n"
+            "  writes a transformer-like training-step model in graphmem JSON with exactly N\n"
+            "  nodes over all graphs (N >= %d); S streams (default 2), seed K (default 1);\n"
+            "  --atomic-every B: every B-th block's weight gradients are atomic outputs (0: none)\n"
+            "  --while-one-in K: about one block in K gets a While (default 12)\n"
+            "  --allreduce-every B: one HcomAllReduce over every B blocks' gradients (default 1)\n"
+            "  --order-edges PCT: PCT%% of root ops get a control edge from the op before them on\n"
+            "    their stream, as a stream scheduler writes (default 0)\n"
+            "  --updates-side: the optimizer's Assign updates run on a side stream\n"
+            "  --shape sched: a stream-scheduled graph (issue 28's second shape): --while-one-in 72\n"
+            "    --allreduce-every 50 --atomic-every 71 --order-edges 40 --updates-side; options\n"
+            "    given after --shape override it. --shape bench (default) is the plain benchmark.\n",
             HEAD_NODES + TAIL_NODES);
 }
 
@@ -1002,7 +1081,9 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-    long nodes = -1, streams = 2, seed = 1, atomic_every = 0;
+    long nodes = -1, streams = 2, seed = 1, atomic_every = 0, while_one_in = WHILE_ONE_IN;
+    long ar_every = 1, order_pct = 0;
+    bool updates_side = false;
     const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1031,6 +1112,35 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gen_graph: --atomic-every wants a non-negative integer, got '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(a, "--while-one-in") && has_val) {
+            if (!parse_long(argv[++i], 1, 1000000L, &while_one_in)) {
+                fprintf(stderr, "gen_graph: --while-one-in wants a positive integer, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--allreduce-every") && has_val) {
+            if (!parse_long(argv[++i], 1, 1000L, &ar_every)) {
+                fprintf(stderr, "gen_graph: --allreduce-every wants 1..1000, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--order-edges") && has_val) {
+            if (!parse_long(argv[++i], 0, 100L, &order_pct)) {
+                fprintf(stderr, "gen_graph: --order-edges wants a percentage 0..100, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--updates-side")) {
+            updates_side = true;
+        } else if (!strcmp(a, "--shape") && has_val) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "sched")) {
+                while_one_in = 72, ar_every = 50, atomic_every = 71, order_pct = 40;
+                updates_side = true;
+            } else if (!strcmp(v, "bench")) {
+                while_one_in = WHILE_ONE_IN, ar_every = 1, atomic_every = 0, order_pct = 0;
+                updates_side = false;
+            } else {
+                fprintf(stderr, "gen_graph: --shape wants bench or sched, got '%s'\n", v);
+                return 2;
+            }
         } else if (!strcmp(a, "-o") && has_val) {
             out_path = argv[++i];
         } else {
@@ -1048,6 +1158,10 @@ int main(int argc, char **argv)
     g.streams = (int)streams;
     g.seed = (uint64_t)seed;
     g.atomic_every = atomic_every;
+    g.while_one_in = while_one_in;
+    g.ar_every = ar_every;
+    g.order_pct = order_pct;
+    g.updates_side = updates_side;
     g.first_graph = true;
 
     /* Plan: as many whole blocks as fit, the rest is padding. */
@@ -1055,6 +1169,7 @@ int main(int argc, char **argv)
     while (block_nodes(&g, nblocks) <= budget)
         budget -= block_nodes(&g, nblocks++);
     long pad = budget;
+    g.nblocks = nblocks;
 
     g.f = out_path ? fopen(out_path, "w") : stdout;
     if (!g.f) {
@@ -1070,6 +1185,7 @@ int main(int argc, char **argv)
                  "\"graphs\":[",
             nodes);
     graph_begin(&g, "root", NULL, "{\"_dynamic_shape_partitioned\":false}");
+    g.in_root = true;
     emit_head(&g);
     for (long b = 0; b < nblocks; b++)
         emit_block_forward(&g, b);
@@ -1081,6 +1197,7 @@ int main(int argc, char **argv)
     }
     emit_tail_backward(&g, nblocks, gin, pad);
     graph_end(&g);
+    g.in_root = false;
     for (long b = 0; b < nblocks; b++) {
         if (block_has_if(b))
             emit_if_branches(&g, b);

@@ -4,8 +4,15 @@
 # of 10^4, 10^5 and 10^6 nodes, each stage's median time and peak memory over RUNS fresh processes,
 # and the scaling exponent of each stage and of the whole between 10^5 and 10^6 nodes
 # (log10 of the ratio: 1.0 is linear; the issue's bound is a ratio of 12, an exponent of 1.08).
+# Then the command itself, `/usr/bin/time graphmem plan M -q -o plan.json`: its wall time and peak
+# memory, the figures issue 28's targets are stated in.
 #
-#   bench/run_pipeline_bench.sh BUILD_DIR            (RUNS, default 5; SIZES, default "10000 100000 1000000")
+# Two graph shapes (gen_graph --shape): "bench", the benchmark's training step, and "sched", the
+# stream-scheduled graph of issue 28 (hundreds of While, ~0.54 control edges per node, atomic
+# gradients, all-reduces fused over 50 blocks, updates on the side stream).
+#
+#   bench/run_pipeline_bench.sh BUILD_DIR    (RUNS, default 5; SIZES, default "10000 100000 1000000";
+#                                             SHAPES, default "bench sched")
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,11 +20,13 @@ build="${1:?usage: bench/run_pipeline_bench.sh BUILD_DIR}"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 gen="$build/bench/gen_graph"
 pipe="$build/bench/bench_pipeline"
-for exe in "$gen" "$pipe"; do
+cli="$build/graphmem"
+for exe in "$gen" "$pipe" "$cli"; do
   [ -x "$exe" ] || { echo "run_pipeline_bench: $exe is missing; build first (make)" >&2; exit 2; }
 done
 runs="${RUNS:-5}"
 sizes="${SIZES:-10000 100000 1000000}"
+shapes="${SHAPES:-bench sched}"
 out="$root/bench/out"
 mkdir -p "$out"
 
@@ -25,12 +34,22 @@ echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 raw="$out/pipeline_runs.txt"
 : >"$raw"
-for n in $sizes; do
-  model="$out/model_$n.json"
-  [ -f "$model" ] || "$gen" --nodes "$n" --streams 2 --seed 1 -o "$model" >/dev/null
-  echo "\$ bench_pipeline bench/out/model_$n.json   # $runs runs, $(du -m "$model" | cut -f1) MB" >&2
-  for r in $(seq "$runs"); do
-    echo "size=$n run=$r $("$pipe" "$model")" >>"$raw"
+for shape in $shapes; do
+  for n in $sizes; do
+    # the bench shape keeps its old file name: earlier tables were measured on it
+    model="$out/model_$n.json"
+    [ "$shape" = bench ] || model="$out/model_${shape}_$n.json"
+    [ -f "$model" ] || "$gen" --nodes "$n" --shape "$shape" --streams 2 --seed 1 -o "$model" >/dev/null
+    echo "\$ bench_pipeline ${model#"$root"/}   # $runs runs, $(du -m "$model" | cut -f1) MB" >&2
+    for r in $(seq "$runs"); do
+      echo "shape=$shape size=$n run=$r $("$pipe" "$model")" >>"$raw"
+    done
+    echo "\$ /usr/bin/time graphmem plan ${model#"$root"/} -q -o plan.json   # $runs runs" >&2
+    for r in $(seq "$runs"); do
+      /usr/bin/time -f "cli_s=%e cli_kb=%M" -o "$out/time.txt" "$cli" plan "$model" -q -o "$out/plan.json"
+      echo "shape=$shape size=$n run=$r $(cat "$out/time.txt")" >>"$raw"
+    done
+    rm -f "$out/plan.json" "$out/time.txt"
   done
 done
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -38,27 +57,41 @@ echo
 
 python3 - "$raw" <<'EOF'
 import math, statistics, sys
-rows = {}
+rows, cli = {}, {}
 for line in open(sys.argv[1]):
     kv = dict(f.split("=", 1) for f in line.split())
-    rows.setdefault(int(kv["size"]), []).append(kv)
+    key = (kv["shape"], int(kv["size"]))
+    (cli if "cli_s" in kv else rows).setdefault(key, []).append(kv)
 stages = ["read", "lint", "passes", "symbols", "lifetimes", "packing", "verify", "free", "total"]
-sizes = sorted(rows)
-def med(n, key):
-    return statistics.median(float(r[key]) for r in rows[n])
-print("| stage | " + " | ".join(f"{n:,} nodes: ms (peak MB)" for n in sizes) + " | exponent 10^5 -> 10^6 |")
-print("|---|" + "---|" * (len(sizes) + 1))
-for s in stages:
+def med(v, key, scale=1.0):
+    return statistics.median(float(r[key]) * scale for r in v)
+def exponent(a, b):
+    return f"{math.log10(b / a):.2f} ({b / a:.1f}x)" if a > 0 else "-"
+for shape in dict.fromkeys(k[0] for k in rows):
+    sizes = sorted(n for s, n in rows if s == shape)
+    print(f"shape: {shape}\n")
+    print("| stage | " + " | ".join(f"{n:,} nodes: ms (peak MB)" for n in sizes) + " | exponent 10^5 -> 10^6 |")
+    print("|---|" + "---|" * (len(sizes) + 1))
+    for s in stages:
+        cells = []
+        for n in sizes:
+            v = rows[(shape, n)]
+            kb = med(v, "peak_kb" if s == "total" else s + "_kb")
+            cells.append(f"{med(v, s + '_ms'):,.0f} ({kb / 1024:,.0f})")
+        exp = "-"
+        if (shape, 100000) in rows and (shape, 1000000) in rows:
+            exp = exponent(med(rows[(shape, 100000)], s + "_ms"), med(rows[(shape, 1000000)], s + "_ms"))
+        print(f"| {s} | " + " | ".join(cells) + f" | {exp} |")
     cells = []
     for n in sizes:
-        kb = med(n, "peak_kb" if s == "total" else s + "_kb")
-        cells.append(f"{med(n, s + '_ms'):,.0f} ({kb / 1024:,.0f})")
+        v = cli.get((shape, n), [])
+        cells.append(f"{med(v, 'cli_s', 1e3):,.0f} ({med(v, 'cli_kb') / 1024:,.0f})" if v else "-")
     exp = "-"
-    if 100000 in rows and 1000000 in rows:
-        a, b = med(100000, s + "_ms"), med(1000000, s + "_ms")
-        exp = f"{math.log10(b / a):.2f} ({b / a:.1f}x)" if a > 0 else "-"
-    print(f"| {s} | " + " | ".join(cells) + f" | {exp} |")
+    if (shape, 100000) in cli and (shape, 1000000) in cli:
+        exp = exponent(med(cli[(shape, 100000)], "cli_s"), med(cli[(shape, 1000000)], "cli_s"))
+    print("| **`plan -q -o`** | " + " | ".join(cells) + f" | {exp} |\n")
 n_runs = min(len(v) for v in rows.values())
-print(f"\nMedians of {n_runs} runs per size; peak = the most resident memory while the stage ran "
-      "(lifetimes, packing and verify share one reading).")
+print(f"Medians of {n_runs} runs per size; peak = the most resident memory while the stage ran "
+      "(lifetimes, packing and verify share one reading); the last row is the command, wall time and "
+      "peak RSS by /usr/bin/time.")
 EOF

@@ -597,6 +597,69 @@ static void test_release_against_reachability(void **state)
     }
 }
 
+/* The planner shows its text (gm_plan_options.on_text) once written, before the verifier judges
+ * it, and withdraws it before it is released: the calls alternate text, NULL, text, ..., and the
+ * last text shown is the plan's own, one per self-check round. A plan that fails before it is
+ * written shows nothing. */
+typedef struct text_calls {
+    size_t shown, withdrawn;
+    const char *last;
+    size_t last_len;
+    bool out_of_turn;
+} text_calls;
+
+static void record_text(const char *text, size_t len, void *ctx)
+{
+    text_calls *c = ctx;
+    bool showing = c->shown > c->withdrawn; /* a text is out */
+    if (text) {
+        if (showing) c->out_of_turn = true;
+        c->shown++;
+        c->last = text;
+        c->last_len = len;
+    } else {
+        if (!showing) c->out_of_turn = true;
+        c->withdrawn++;
+        c->last = NULL;
+    }
+}
+
+static void test_text_shown_before_verifying(void **state)
+{
+    (void)state;
+    char *big = rg_graph(77, 12000, 3);
+    const char *texts[2] = {k_two_streams, big};
+    for (int k = 0; k < 2; k++) {
+        gm_error err;
+        gm_model *m = NULL;
+        if (gm_model_read_json(texts[k], strlen(texts[k]), "m.json", &m, &err) != GM_OK) fail_msg("read: %s", err.message);
+        if (k) run_passes(m, "big");
+        text_calls c = {0};
+        gm_plan_options o;
+        gm_plan_options_init(&o);
+        o.on_text = record_text;
+        o.text_ctx = &c;
+        gm_plan *p = NULL;
+        if (gm_plan_build(m, &o, &p, &err) != GM_OK) fail_msg("plan: %s", err.message);
+        assert_false(c.out_of_turn);
+        assert_int_equal(p->unresolved, 0);
+        assert_int_equal(c.shown, c.withdrawn + 1);
+        assert_int_equal(c.shown, p->repair_rounds);
+        assert_ptr_equal(c.last, p->text);
+        assert_int_equal(c.last_len, p->text_len);
+        gm_plan_free(p);
+
+        /* a failure before any text: nothing shown */
+        text_calls none = {0};
+        o.text_ctx = &none;
+        o.align = 0;
+        assert_int_equal(gm_plan_build(m, &o, &p, &err), GM_ERR_INPUT);
+        assert_int_equal(none.shown + none.withdrawn, 0);
+        gm_model_free(m);
+    }
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_passes_symbols_to_planner),
         cmocka_unit_test(test_release_against_reachability),
         cmocka_unit_test(test_symbol_group_flags),
+        cmocka_unit_test(test_text_shown_before_verifying),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

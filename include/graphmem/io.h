@@ -51,6 +51,8 @@ typedef struct gm_files gm_files;
 gm_files *gm_files_new(void); /* NULL when out of memory */
 gm_status gm_files_add(gm_files *fs, const char *path, const void *data, size_t len, gm_error *err);
 gm_status gm_files_commit(gm_files *fs, gm_error *err);
+/* Forgets the file added last, removing what it staged (a staged output withdrawn). */
+void gm_files_drop_last(gm_files *fs);
 void gm_files_free(gm_files *fs);
 
 /* Reads, detects, parses and finalizes. */

@@ -158,6 +158,13 @@ typedef struct gm_plan_options {
      * from the calling thread; NULL: nobody. For progress displays. */
     void (*on_stage)(const char *stage, void *ctx);
     void *stage_ctx;
+    /* Told the plan's text as soon as it is written, before the verifier has judged it, and
+     * told (NULL, 0) before that text is released (a repair writes another; a failure frees
+     * it); NULL: nobody. The caller may read the text on another thread meanwhile (the CLI
+     * stages its -o file while the verifier runs) but must have stopped when the (NULL, 0)
+     * call returns. Only the text of a plan returned with unresolved == 0 is verified. */
+    void (*on_text)(const char *text, size_t len, void *ctx);
+    void *text_ctx;
 } gm_plan_options;
 
 /* Zero-copy symbols (user inputs and outputs) are aligned to 32 bytes, as GE aligns them. */

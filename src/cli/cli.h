@@ -2,6 +2,7 @@
 #ifndef GM_CLI_H
 #define GM_CLI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -78,12 +79,31 @@ typedef struct gm_cli_outputs {
 gm_status gm_cli_outputs_begin(gm_cli_outputs *out, const gm_cli_opts *o, gm_error *err);
 gm_status gm_cli_outputs_add(gm_cli_outputs *out, const char *path, const char *what, const void *data, size_t len,
                              gm_error *err);
+/* Withdraws the output added last (its staged file removed). */
+void gm_cli_outputs_drop_last(gm_cli_outputs *out);
 gm_status gm_cli_outputs_commit(gm_cli_outputs *out, gm_error *err);
 /* "wrote PATH (WHAT, N bytes)" per output, unless -q; _json adds the list as "wrote". */
 void gm_cli_outputs_print(const gm_cli_outputs *out, const gm_cli_opts *o);
 typedef struct cJSON cJSON;
 void gm_cli_outputs_json(const gm_cli_outputs *out, cJSON *j);
 void gm_cli_outputs_end(gm_cli_outputs *out);
+/* `plan -o` (plan_stager.c): the plan's file staged from the planner's on_text while the
+ * verifier runs. finish stages the returned text unless it already is; discard removes what
+ * was staged (a plan that did not verify). */
+typedef struct gm_cli_plan_stager {
+    gm_cli_outputs *outs;
+    const char *path; /* -o, or NULL: nothing to stage */
+    const char *text;
+    size_t len;
+    pthread_t tid;
+    bool running, staged;
+    gm_status st;
+    gm_error err;
+} gm_cli_plan_stager;
+void gm_cli_plan_stager_init(gm_cli_plan_stager *s, gm_cli_outputs *outs, const char *path);
+void gm_cli_plan_stager_on_text(const char *text, size_t len, void *ctx);
+gm_status gm_cli_plan_stager_finish(gm_cli_plan_stager *s, const char *text, size_t len, gm_error *err);
+void gm_cli_plan_stager_discard(gm_cli_plan_stager *s);
 /* Prints j (taking it) as JSON on stdout; 0, or the exit code of running out of memory. */
 int gm_cli_print_json(cJSON *j);
 /* Prints an error as "graphmem: message" and returns its exit code. */

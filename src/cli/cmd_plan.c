@@ -24,6 +24,9 @@ typedef struct plan_result {
     gm_model_stats stats;        /* the graph the passes left */
     gm_plan *plan;        /* plan only; verified before it is printed */
     double ms;
+    /* wall time of the command's stages (-v): reading, the passes, the planner (its own stages
+     * are in the plan), and staging and writing the outputs */
+    double ms_read, ms_passes, ms_plan, ms_outputs;
 } plan_result;
 
 static double now_ms(void)
@@ -174,9 +177,14 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     }
     printf("  %-26s %.2f ms\n", "time", r->ms);
     const gm_plan *pl = r->plan;
+    if (o->verbosity > 0)
+        printf("  %-26s reading %.1f, passes %.1f, planning %.1f, outputs %.1f ms\n", "stages", r->ms_read,
+               r->ms_passes, r->ms_plan, r->ms_outputs);
     if (pl && o->verbosity > 0)
-        printf("  %-26s lifetimes %.1f, packing %.1f, verifying %.1f ms\n", "planning stages",
-               pl->stage_ms[GM_PLAN_STAGE_LIFETIMES], pl->stage_ms[GM_PLAN_STAGE_PACK], pl->stage_ms[GM_PLAN_STAGE_VERIFY]);
+        printf("  %-26s lifetimes %.1f, packing %.1f, verifying %.1f ms (the plan's text written and\n"
+               "  %-26s read back by the verifier)\n", "planning stages",
+               pl->stage_ms[GM_PLAN_STAGE_LIFETIMES], pl->stage_ms[GM_PLAN_STAGE_PACK],
+               pl->stage_ms[GM_PLAN_STAGE_VERIFY], "");
     if (!strcmp(o->cmd, "check") || o->verbosity > 0) print_findings(r);
 }
 
@@ -258,8 +266,9 @@ static int print_json(const gm_cli_opts *o, const plan_result *r, const gm_cli_o
 }
 
 /* Plans the model and writes it with -o. The planner has already proven the plan with the
- * independent verifier (its last self-check verified exactly p->text); nothing unverified is
- * printed or staged. Returns an exit status (0 ok). */
+ * independent verifier (its last self-check verified exactly p->text). A big text is staged
+ * while it is verified (plan_stager.c); a plan that does not verify has its staged file removed,
+ * so nothing unverified is printed or written. Returns an exit status (0 ok). */
 static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_report *report, gm_symbols *symbols,
                      gm_cli_outputs *outs, gm_plan **out, gm_error *err)
 {
@@ -275,10 +284,18 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
     po.no_reuse_ops = getenv("OP_NO_REUSE_MEM"); /* GE reads the same variable */
     po.ge_padded_sizes = o->ge_sizes;
     po.on_stage = planning_stage;
+    gm_cli_plan_stager stager;
+    gm_cli_plan_stager_init(&stager, outs, o->output);
+    po.on_text = gm_cli_plan_stager_on_text;
+    po.text_ctx = &stager;
     gm_plan *p = NULL;
     gm_status st = gm_plan_build_symbols(m, &po, symbols, &p, err);
-    if (st != GM_OK) return gm_cli_fail(err);
+    if (st != GM_OK) {
+        gm_cli_plan_stager_discard(&stager); /* the planner withdrew its text: already empty */
+        return gm_cli_fail(err);
+    }
     if (p->unresolved || !p->text) {
+        gm_cli_plan_stager_discard(&stager); /* an unverified plan is never written */
         /* say what is wrong: the verifier again, on the text it rejected */
         gm_plan_verdict v;
         memset(&v, 0, sizeof v);
@@ -290,7 +307,7 @@ static int make_plan(const gm_cli_opts *o, const gm_model *m, const gm_pass_repo
         gm_plan_free(p);
         return 1;
     }
-    if (o->output && (st = gm_cli_outputs_add(outs, o->output, "plan", p->text, p->text_len, err)) != GM_OK) {
+    if ((st = gm_cli_plan_stager_finish(&stager, p->text, p->text_len, err)) != GM_OK) {
         gm_plan_free(p);
         return gm_cli_fail(err);
     }
@@ -350,12 +367,16 @@ int gm_cmd_plan(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
+    r.ms_read = now_ms() - t0;
     gm_model_get_stats(m, &r.stats_before);
     gm_cli_progress_stage("running the passes");
     const bool planning = !strcmp(o->cmd, "plan");
     gm_symbols *symbols = NULL; /* the passes' table, for the planner */
     int rc = 0;
+    double t_stage = now_ms();
     gm_status st = gm_passes_run_symbols(m, o->passes, &r.report, &r.available, planning ? &symbols : NULL, &err);
+    r.ms_passes = now_ms() - t_stage;
+    t_stage = now_ms();
     if (st != GM_OK) {
         gm_symbols_free(symbols);
         rc = gm_cli_fail(&err);
@@ -364,9 +385,12 @@ int gm_cmd_plan(const gm_cli_opts *o)
         gm_model_get_stats(m, &r.stats);
         if (planning) rc = make_plan(o, m, &r.report, symbols, &outs, &r.plan, &err);
     }
+    r.ms_plan = now_ms() - t_stage;
+    t_stage = now_ms();
     /* The pictures (graphmem/report.h): the graph after the passes, and the plan as verified. */
     if (!rc && ((st = stage_outputs(o, &r, &outs, &err)) != GM_OK || (st = gm_cli_outputs_commit(&outs, &err)) != GM_OK))
         rc = gm_cli_fail(&err);
+    r.ms_outputs = now_ms() - t_stage;
     r.ms = now_ms() - t0;
     gm_cli_progress_stop();
     if (!rc) {

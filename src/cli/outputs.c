@@ -124,6 +124,13 @@ gm_status gm_cli_outputs_add(gm_cli_outputs *out, const char *path, const char *
     return GM_OK;
 }
 
+void gm_cli_outputs_drop_last(gm_cli_outputs *out)
+{
+    if (out->n == 0) return;
+    gm_files_drop_last(out->files);
+    out->n--;
+}
+
 gm_status gm_cli_outputs_commit(gm_cli_outputs *out, gm_error *err)
 {
     return out->files ? gm_files_commit(out->files, err) : GM_OK;

@@ -187,6 +187,12 @@ gm_status gm_files_commit(gm_files *fs, gm_error *err)
     return GM_OK;
 }
 
+void gm_files_drop_last(gm_files *fs)
+{
+    if (!fs || fs->n == 0) return;
+    staged_free(&fs->v[--fs->n], true);
+}
+
 void gm_files_free(gm_files *fs)
 {
     if (!fs) return;

@@ -311,12 +311,20 @@ static void summarize(gm_plan *p)
 
 /* Writes and verifies the plan; *v is filled on GM_OK. The text is kept in p->text: the last
  * round's is exactly what the plan says, proven (or not: v says) by the verifier. */
-static gm_status self_check(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err)
+/* The text is about to be released: whoever was shown it stops reading it first. */
+static void withdraw_text(const gm_plan_options *o, gm_plan *p)
+{
+    if (p && p->text && o->on_text) o->on_text(NULL, 0, o->text_ctx);
+}
+
+static gm_status self_check(const gm_model *m, gm_plan *p, const gm_plan_options *o, gm_plan_verdict *v,
+                            gm_error *err)
 {
     summarize(p);
+    withdraw_text(o, p);
     free(p->text);
     p->text = NULL;
-    return gm_plan_write_verify(m, p, v, err);
+    return gm_plan_write_verify(m, p, o, v, err);
 }
 
 /* Merges the lifetimes of every overlapping pair in v; marks their regions dirty. Returns the
@@ -430,7 +438,7 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
     for (uint32_t round = 0;; round++) {
         gm_plan_verdict v;
         double t_check = now_ms();
-        st = self_check(m, p, &v, err);
+        st = self_check(m, p, o, &v, err);
         p->stage_ms[GM_PLAN_STAGE_VERIFY] += now_ms() - t_check;
         if (st != GM_OK) break;
         p->repair_rounds++;
@@ -626,6 +634,7 @@ fail:
     gm_hb_free(hb);
     gm_plan_items_free(&it);
     gm_free(remap);
+    withdraw_text(o, p);
     gm_plan_free(p);
     return st;
 }

@@ -15,7 +15,8 @@ gm_status gm_plan_write_json_read(const gm_model *m, const gm_plan *p, char **te
                                   gm_jw_reader *reader, gm_error *err);
 /* Writes the plan's text into p->text and verifies it; on a big plan with a second core the
  * verifier's structural scan follows the writing on it (verify_follow.c). *v is filled on GM_OK. */
-gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err);
+gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, const gm_plan_options *o, gm_plan_verdict *v,
+                               gm_error *err);
 
 /* Does n keep its outputs (out) or inputs continuous, as a group the packer lays end to end
  * (continuous_output / continuous_input set true; plan_items.c)? */

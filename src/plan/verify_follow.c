@@ -79,7 +79,14 @@ static void run_part(void *ctx, unsigned part, unsigned parts)
     else scan_part(ctx);
 }
 
-static gm_status write_and_scan(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err)
+/* The text is final: whoever asked (o->on_text) may take it now, while the verifier reads it. */
+static void show_text(const gm_plan_options *o, const gm_plan *p)
+{
+    if (o && o->on_text && p->text) o->on_text(p->text, p->text_len, o->text_ctx);
+}
+
+static gm_status write_and_scan(const gm_model *m, gm_plan *p, const gm_plan_options *o, gm_plan_verdict *v,
+                                gm_error *err)
 {
     follow f = {.m = m, .p = p, .r = GM_JSON_SPLIT_MORE};
     gm_error_clear(&f.err);
@@ -100,15 +107,18 @@ static gm_status write_and_scan(const gm_model *m, gm_plan *p, gm_plan_verdict *
     }
     p->text = f.text;
     p->text_len = f.len;
+    show_text(o, p);
     /* the scan stopped where the buffer moved: the rest now, on the text as it ended */
     if (f.r == GM_JSON_SPLIT_MORE) f.r = gm_json_split_scanner_run(&f.sc, f.text, f.len, true, &f.split);
     return gm_vfy_verify_scanned(m, f.text, f.len, "planner self-check", f.r, &f.split, v, err);
 }
 
-gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, gm_plan_verdict *v, gm_error *err)
+gm_status gm_plan_write_verify(const gm_model *m, gm_plan *p, const gm_plan_options *o, gm_plan_verdict *v,
+                               gm_error *err)
 {
-    if (p->n_symbols >= FOLLOW_FROM && gm_parallel_parts(0, 2) == 2) return write_and_scan(m, p, v, err);
+    if (p->n_symbols >= FOLLOW_FROM && gm_parallel_parts(0, 2) == 2) return write_and_scan(m, p, o, v, err);
     gm_status st = gm_plan_write_json(m, p, &p->text, &p->text_len, err);
     if (st != GM_OK) return st;
+    show_text(o, p);
     return gm_plan_verify_json(m, p->text, p->text_len, "planner self-check", v, err);
 }
