@@ -162,7 +162,8 @@ typedef struct gm_plan_options {
      * told (NULL, 0) before that text is released (a repair writes another; a failure frees
      * it); NULL: nobody. The caller may read the text on another thread meanwhile (the CLI
      * stages its -o file while the verifier runs) but must have stopped when the (NULL, 0)
-     * call returns. Only the text of a plan returned with unresolved == 0 is verified. */
+     * call returns. The last text shown is the returned plan's p->text, alive until
+     * gm_plan_free; only that of a plan returned with unresolved == 0 is verified. */
     void (*on_text)(const char *text, size_t len, void *ctx);
     void *text_ctx;
 } gm_plan_options;

@@ -19,7 +19,14 @@
 #include "util/alloc.h"
 #include "util/radix.h"
 
-static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
+/* The gap scan aligns once per piece it meets: a power of two (every planner alignment) by a
+ * mask, not a 64-bit division (8% of best fit's time at a million buffers). */
+static int64_t align_up(int64_t v, int64_t a)
+{
+    if (a <= 1) return v;
+    if ((a & (a - 1)) == 0) return (v + a - 1) & ~(a - 1);
+    return (v + a - 1) / a * a;
+}
 
 /* qsort has no context argument in C11; the order's keys are precomputed into this array. */
 typedef struct keyed {
@@ -503,6 +510,37 @@ size_t gm_dsa_time_index(const int64_t *ts, size_t nt, int64_t v)
     return lo;
 }
 
+/* A placement's inputs, in placement order: the loop over a million of them then reads one
+ * array in order, where it read each buffer (a cache miss) and searched the time axis twice
+ * (two more chains of misses) before it could start the placement; gathered up front, those
+ * misses overlap. */
+typedef struct placement {
+    uint32_t ql, qr; /* the buffer's elementary intervals [ql, qr) */
+    int64_t size, align;
+} placement;
+
+/* Each buffer's first and last-plus-one elementary interval. A dense axis is inverted into a
+ * table (one lookup a time instead of a binary search); else, or without memory for the
+ * table, the search. */
+static void time_slots(const gm_dsa_buffer *b, size_t n, const int64_t *ts, size_t nt, uint32_t *lo, uint32_t *hi)
+{
+    uint64_t width = nt ? (uint64_t)ts[nt - 1] - (uint64_t)ts[0] : 0;
+    uint32_t *inv = nt && width < 4 * (uint64_t)n + 1 ? gm_malloc((size_t)(width + 1) * sizeof *inv) : NULL;
+    if (inv) {
+        for (size_t k = 0; k < nt; k++) inv[ts[k] - ts[0]] = (uint32_t)k;
+        for (size_t i = 0; i < n; i++) {
+            lo[i] = inv[b[i].lower - ts[0]];
+            hi[i] = inv[b[i].upper - ts[0]];
+        }
+        gm_free(inv);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        lo[i] = (uint32_t)gm_dsa_time_index(ts, nt, b[i].lower);
+        hi[i] = (uint32_t)gm_dsa_time_index(ts, nt, b[i].upper);
+    }
+}
+
 static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order, size_t nord,
                                 const unsigned char *fixed, int64_t *height, gm_error *err)
 {
@@ -512,9 +550,12 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     qbuf q;
     size_t nt = 0;
     int64_t *ts = gm_malloc(2 * n * sizeof *ts);
+    uint32_t *lo = gm_malloc(n * sizeof *lo), *hi = gm_malloc(n * sizeof *hi);
+    placement *pl = gm_malloc((nord ? nord : 1) * sizeof *pl);
     gm_status st = GM_OK;
-    if (!ts) goto nomem;
+    if (!ts || !lo || !hi || !pl) goto nomem;
     nt = gm_dsa_time_axis(b, n, ts);
+    time_slots(b, n, ts, nt, lo, hi);
     /* leaves are the elementary intervals [ts[k], ts[k + 1]) */
     size_t leaves = nt - 1;
     t.size = 1;
@@ -526,20 +567,21 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     for (size_t i = 0; fixed && i < n; i++) {
         if (!fixed[i]) continue;
         const gm_dsa_buffer *x = &b[i];
-        size_t ql = gm_dsa_time_index(ts, nt, x->lower), qr = gm_dsa_time_index(ts, nt, x->upper);
-        if (!utree_add(&t, 1, 0, t.size, ql, qr, (span){x->offset, x->offset + x->size}))
-            goto nomem;
+        if (!utree_add(&t, 1, 0, t.size, lo[i], hi[i], (span){x->offset, x->offset + x->size})) goto nomem;
         if (x->offset + x->size > top) top = x->offset + x->size;
     }
     for (size_t r = 0; r < nord; r++) {
-        gm_dsa_buffer *x = &b[order[r]];
-        size_t ql = gm_dsa_time_index(ts, nt, x->lower), qr = gm_dsa_time_index(ts, nt, x->upper);
+        const size_t i = order[r];
+        pl[r] = (placement){lo[i], hi[i], b[i].size, b[i].align > 0 ? b[i].align : 1};
+    }
+    for (size_t r = 0; r < nord; r++) {
+        const placement *x = &pl[r];
         q.k = 0;
-        utree_query(&t, 1, 0, t.size, ql, qr, &q);
-        x->offset = best_gap_in(&q, x->size, x->align > 0 ? x->align : 1);
-        if (!utree_add(&t, 1, 0, t.size, ql, qr, (span){x->offset, x->offset + x->size}))
-            goto nomem;
-        if (x->offset + x->size > top) top = x->offset + x->size;
+        utree_query(&t, 1, 0, t.size, x->ql, x->qr, &q);
+        int64_t off = best_gap_in(&q, x->size, x->align);
+        b[order[r]].offset = off;
+        if (!utree_add(&t, 1, 0, t.size, x->ql, x->qr, (span){off, off + x->size})) goto nomem;
+        if (off + x->size > top) top = off + x->size;
     }
     *height = top;
     goto done;
@@ -553,6 +595,9 @@ done:
         }
     gm_free(t.nd);
     gm_free(ts);
+    gm_free(lo);
+    gm_free(hi);
+    gm_free(pl);
     return st;
 }
 
