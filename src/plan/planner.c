@@ -242,42 +242,49 @@ static gm_status describe_symbol(const gm_model *m, const gm_symbols *s, int32_t
     return GM_OK;
 }
 
-/* The symbols described side by side, each part its own share with its own lifetime
- * builder: a symbol reads the model, the table and the happens-before, and writes only
- * itself, so the plan is the same on any number of threads. */
+/* The symbols described side by side, in chunks each part takes as it finishes one, with the
+ * part's own lifetime builder: a symbol reads the model, the table and the happens-before, and
+ * writes only itself, so the plan is the same on any number of threads. A failure is the lowest
+ * failing symbol's, whichever part met it. */
+enum { DESCRIBE_CHUNK = 4096 };
+
 typedef struct describe_job {
     const gm_model *m;
     const gm_symbols *s;
-    const gm_hb *hb;
     const gm_plan_options *o;
     gm_plan *p;
+    gm_hb_life *life[GM_PARALLEL_MAX];
     gm_status st[GM_PARALLEL_MAX];
+    size_t failed_at[GM_PARALLEL_MAX]; /* the part's lowest failing symbol */
 } describe_job;
 
-static void describe_part(void *ctx, unsigned part, unsigned parts)
+static void describe_range(void *ctx, unsigned part, size_t b, size_t e)
 {
     describe_job *j = ctx;
-    size_t b, e;
-    gm_parallel_share(j->p->n_symbols, part, parts, &b, &e);
-    gm_hb_life *life = NULL;
-    gm_status st = gm_hb_life_new(j->hb, &life);
-    for (size_t i = b; i < e && st == GM_OK; i++) {
+    for (size_t i = b; i < e; i++) {
         gm_symbols_prefetch(j->s, i);
-        st = describe_symbol(j->m, j->s, gm_symbols_at(j->s, i), life, j->o, &j->p->symbols[i]);
+        gm_status st = describe_symbol(j->m, j->s, gm_symbols_at(j->s, i), j->life[part], j->o, &j->p->symbols[i]);
+        if (st != GM_OK) {
+            if (j->st[part] == GM_OK || i < j->failed_at[part]) j->st[part] = st, j->failed_at[part] = i;
+            return; /* the rest of this chunk is not needed: a lower failure wins, or this one */
+        }
     }
-    gm_hb_life_free(life);
-    j->st[part] = st;
 }
 
 static gm_status describe_all(const gm_model *m, const gm_symbols *s, const gm_hb *hb, const gm_plan_options *o,
                               gm_plan *p)
 {
-    describe_job j = {.m = m, .s = s, .hb = hb, .o = o, .p = p};
-    unsigned parts = gm_parallel_parts(o->threads, p->n_symbols / 4096);
-    gm_parallel_run(parts, describe_part, &j);
-    for (unsigned t = 0; t < parts; t++)
-        if (j.st[t] != GM_OK) return j.st[t];
-    return GM_OK;
+    describe_job j = {.m = m, .s = s, .o = o, .p = p};
+    unsigned parts = gm_parallel_parts(o->threads, p->n_symbols / DESCRIBE_CHUNK);
+    gm_status st = GM_OK;
+    for (unsigned t = 0; t < parts && st == GM_OK; t++) st = gm_hb_life_new(hb, &j.life[t]);
+    if (st == GM_OK) gm_parallel_chunks(parts, p->n_symbols, DESCRIBE_CHUNK, describe_range, &j);
+    size_t first = SIZE_MAX;
+    for (unsigned t = 0; t < parts; t++) {
+        if (j.st[t] != GM_OK && j.failed_at[t] < first) first = j.failed_at[t], st = j.st[t];
+        gm_hb_life_free(j.life[t]);
+    }
+    return st;
 }
 
 /* Extents and the summary numbers from the offsets as they stand. */

@@ -2,6 +2,7 @@
 #include "util/parallel.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -54,4 +55,29 @@ void gm_parallel_share(size_t n, unsigned part, unsigned parts, size_t *begin, s
 {
     *begin = n / parts * part + (part < n % parts ? part : n % parts);
     *end = *begin + n / parts + (part < n % parts);
+}
+
+typedef struct chunks {
+    gm_parallel_range_fn fn;
+    void *ctx;
+    size_t n, chunk;
+    atomic_size_t next;
+} chunks;
+
+static void take_chunks(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    chunks *c = ctx;
+    for (;;) {
+        size_t b = atomic_fetch_add_explicit(&c->next, c->chunk, memory_order_relaxed);
+        if (b >= c->n) return;
+        c->fn(c->ctx, part, b, b + c->chunk < c->n ? b + c->chunk : c->n);
+    }
+}
+
+void gm_parallel_chunks(unsigned parts, size_t n, size_t chunk, gm_parallel_range_fn fn, void *ctx)
+{
+    chunks c = {fn, ctx, n, chunk ? chunk : 1, 0};
+    atomic_init(&c.next, 0);
+    gm_parallel_run(parts, take_chunks, &c);
 }
