@@ -4,6 +4,7 @@
  * versions add (the memory plan and its proof) are reported as not planned, never invented.
  */
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,14 @@ static gm_status stage_outputs(const gm_cli_opts *o, const plan_result *r, gm_cl
     return st;
 }
 
+enum { FREE_APART = 65536 }; /* symbols from which the plan is freed beside the model */
+
+static void *free_plan(void *p)
+{
+    gm_plan_free(p);
+    return NULL;
+}
+
 int gm_cmd_plan(const gm_cli_opts *o)
 {
     if (o->dsa && !strcmp(o->cmd, "plan")) return gm_cmd_plan_dsa(o);
@@ -401,8 +410,13 @@ int gm_cmd_plan(const gm_cli_opts *o)
         if (rc == 0 && o->strict && r.report.n_warnings) rc = 1;
     }
     gm_cli_outputs_end(&outs);
-    gm_plan_free(r.plan);
+    /* A million-node plan and its model take ~0.4 s to free, two thirds of it the model's: the
+     * plan goes on a second thread meanwhile (the two share no memory). */
+    pthread_t tid;
+    const bool apart = r.plan && r.plan->n_symbols >= FREE_APART && pthread_create(&tid, NULL, free_plan, r.plan) == 0;
+    if (!apart) gm_plan_free(r.plan);
     gm_pass_report_free(&r.report);
     gm_model_free(m);
+    if (apart) pthread_join(tid, NULL);
     return rc;
 }
