@@ -58,7 +58,7 @@ void gm_cli_plan_stager_on_text(const char *text, size_t len, void *ctx)
     if (!text || !s->path || len < STAGE_AHEAD_FROM) return;
     s->text = text;
     s->len = len;
-    /* no thread: the text is staged after planning, as a small one is */
+    /* where no thread starts, the text is staged after planning, as a small one is */
     s->running = pthread_create(&s->tid, NULL, stage, s) == 0;
     if (!s->running) s->text = NULL, s->len = 0;
 }

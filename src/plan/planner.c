@@ -316,14 +316,14 @@ static void summarize(gm_plan *p)
 
 /* ---- self-check and repair ----------------------------------------------------------------- */
 
-/* Writes and verifies the plan; *v is filled on GM_OK. The text is kept in p->text: the last
- * round's is exactly what the plan says, proven (or not: v says) by the verifier. */
 /* The text is about to be released: whoever was shown it stops reading it first. */
 static void withdraw_text(const gm_plan_options *o, gm_plan *p)
 {
     if (p && p->text && o->on_text) o->on_text(NULL, 0, o->text_ctx);
 }
 
+/* Writes and verifies the plan; *v is filled on GM_OK. The text is kept in p->text: the last
+ * round's is exactly what the plan says, proven (or not: v says) by the verifier. */
 static gm_status self_check(const gm_model *m, gm_plan *p, const gm_plan_options *o, gm_plan_verdict *v,
                             gm_error *err)
 {
