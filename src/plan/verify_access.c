@@ -21,6 +21,7 @@
  * vector clocks, plus the climb to where they meet (a write's climb shared by its readers).
  * Happens-before is transitive, so these consecutive pairs order every pair.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,11 +42,30 @@ typedef struct acc_list {
     size_t n, cap;
 } acc_list;
 
-static int by_group(const void *p, const void *q)
+/* The accesses grouped by symbol, each group in listing (event) order: a stable counting sort
+ * on the symbol, O(accesses + symbols). qsort on (symbol, seq) gave the same order in 0.62 s at
+ * a million nodes (2.6 million accesses). l's array is replaced; false when out of memory (l
+ * untouched). */
+static bool group_by_symbol(acc_list *l, size_t n_syms)
 {
-    const acc_t *a = p, *b = q;
-    if (a->sym != b->sym) return a->sym < b->sym ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+    size_t *at = gm_calloc(n_syms + 1, sizeof *at);
+    acc_t *v = gm_malloc(l->n * sizeof *v);
+    if (!at || !v) {
+        gm_free(at);
+        gm_free(v);
+        return false;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        assert(l->v[i].sym >= 0 && (size_t)l->v[i].sym < n_syms); /* add() keeps only symbols */
+        at[(size_t)l->v[i].sym + 1]++;
+    }
+    for (size_t s = 0; s < n_syms; s++) at[s + 1] += at[s];
+    for (size_t i = 0; i < l->n; i++) v[at[l->v[i].sym]++] = l->v[i];
+    gm_free(at);
+    gm_free(l->v);
+    l->v = v;
+    l->cap = l->n;
+    return true;
 }
 
 static gm_status add(acc_list *l, const gm_node *n, int32_t sym, bool write)
@@ -143,7 +163,7 @@ gm_status gm_vfy_access_check(gm_vfy *c)
         const gm_node *n = c->ev_node[e];
         if (c->ev_enter[n->topo_id] == (int32_t)e) st = node_accesses(c, &l, n);
     }
-    if (st == GM_OK && l.n) qsort(l.v, l.n, sizeof *l.v, by_group);
+    if (st == GM_OK && l.n && !group_by_symbol(&l, c->n_syms)) st = GM_ERR_NOMEM;
     int32_t *reads = NULL;
     size_t cap = 0;
     for (size_t i = 0, j; st == GM_OK && i < l.n; i = j) {
