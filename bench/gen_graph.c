@@ -146,16 +146,21 @@ typedef struct shape {
 #define SHP(...) ((shape){(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}})
 #define SCALAR ((shape){0, {0}})
 
+/* The choices a --shape makes (see the head of this file); options after it change one. */
+typedef struct knobs {
+    long while_one_in; /* about one block in K (seeded) gets a While */
+    long ar_every;     /* one HcomAllReduce over every B blocks' gradients */
+    long atomic_every; /* every B-th block's weight gradients accumulate atomically; 0: none */
+    long order_pct;    /* percent of root ops given a stream-order control edge */
+    bool updates_side; /* optimizer updates (Assign/AssignAdd) on a side stream */
+} knobs;
+
 typedef struct gen {
     FILE *f;
     int streams;
     uint64_t seed;
-    long atomic_every; /* every K-th block's weight gradients accumulate atomically; 0: none */
+    knobs k;           /* the shape's choices (--shape and the options after it) */
     bool atomic_next;  /* the next MatMuls written are atomic */
-    long while_one_in; /* about one block in K (seeded) gets a While */
-    long ar_every;     /* one HcomAllReduce over every B blocks' gradients */
-    long order_pct;    /* percent of root ops given a stream-order control edge */
-    bool updates_side; /* optimizer updates (Assign/AssignAdd) on a side stream */
     bool in_root;      /* writing the root graph: stream-order edges apply */
     char last_on[64][64]; /* per stream: the last root op written, for stream-order edges */
     long written;     /* nodes written so far, all graphs */
@@ -263,8 +268,8 @@ static void node_end(gen *g)
      * edge from the op before on the same stream. Emission order in the root graph is a
      * topological order, so these never close a cycle; many repeat a data edge, as GE's do. */
     const bool op = g->in_root && !is_source_type(g->type.p);
-    if (op && g->order_pct > 0 && g->last_on[g->stream][0] &&
-        mix(g->seed, (uint64_t)g->written, 7) % 100 < (uint64_t)g->order_pct)
+    if (op && g->k.order_pct > 0 && g->last_on[g->stream][0] &&
+        mix(g->seed, (uint64_t)g->written, 7) % 100 < (uint64_t)g->k.order_pct)
         node_ctrl(g, "%s", g->last_on[g->stream]);
     fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\"", g->first_node ? "\n" : ",\n", g->name.p,
             g->type.p);
@@ -306,12 +311,12 @@ static void graph_end(gen *g) { fputs("\n]}", g->f); }
 static bool block_has_if(long b) { return b % IF_EVERY == IF_EVERY - 1; }
 static bool block_has_while(const gen *g, long b)
 {
-    return b > 0 && mix(g->seed, (uint64_t)b, 1) % (uint64_t)g->while_one_in == 0;
+    return b > 0 && mix(g->seed, (uint64_t)b, 1) % (uint64_t)g->k.while_one_in == 0;
 }
 
 /* Backward runs from the last block down, so a group of ar_every blocks [b, b + ar_every) is
  * closed by its lowest block, which writes the group's all-reduce and updates. */
-static bool block_has_allreduce(const gen *g, long b) { return b % g->ar_every == 0; }
+static bool block_has_allreduce(const gen *g, long b) { return b % g->k.ar_every == 0; }
 
 static long block_nodes(const gen *g, long b)
 {
@@ -663,7 +668,7 @@ static void emit_block_backward(gen *g, long b, const char *gin)
     /* Atomic accumulation, as GE's fused gradient kernels do: the AtomicAddrClean pass zeroes
      * these outputs at the graph's head, so they live from there to their reader, long-lived
      * buffers among the activations (the shape where a first packing misses the bound). */
-    bool atomic = g->atomic_every > 0 && b % g->atomic_every == 0;
+    bool atomic = g->k.atomic_every > 0 && b % g->k.atomic_every == 0;
     g->atomic_next = atomic;
     for (int v = 0; v < 6; v++) {
         snprintf(nm, sizeof nm, "g/b%ld/d_%s", b, block_vars[v]);
@@ -692,7 +697,7 @@ static void emit_block_backward(gen *g, long b, const char *gin)
     }
 
     if (block_has_allreduce(g, b))
-        emit_group_update(g, b, b + g->ar_every < g->nblocks ? b + g->ar_every : g->nblocks);
+        emit_group_update(g, b, b + g->k.ar_every < g->nblocks ? b + g->k.ar_every : g->nblocks);
 }
 
 /* The all-reduce and optimizer step of blocks [b0, b1), written when backward reaches b0.
@@ -728,7 +733,7 @@ static void emit_group_update(gen *g, long b0, long b1)
      * gradient, odd ones by Sub then Assign (a read of the variable next to its write). With
      * --updates-side they run on the side stream, while the forward reads the Variables on
      * stream 0: a Variable written on one stream and read on another. */
-    const int64_t upd_stream = g->updates_side ? side : 0;
+    const int64_t upd_stream = g->k.updates_side ? side : 0;
     char vattr[96];
     for (long b = b0; b < b1; b++) {
         for (int v = 0; v < 10; v++) {
@@ -886,7 +891,7 @@ static void emit_tail_backward(gen *g, long nblocks, const char *gin, long pad)
     node_out(g, "float32", SHP(HIDDEN));
     node_out(g, "float32", SHP(HIDDEN));
     node_end(g);
-    const int64_t upd = g->updates_side ? side : 0;
+    const int64_t upd = g->k.updates_side ? side : 0;
     emit_update(g, "embed_w", "g/ar:0", SHP(VOCAB, HIDDEN), upd);
     emit_update(g, "pos_w", "g/ar:1", SHP(SEQ, HIDDEN), upd);
     emit_update(g, "lnf_g", "g/ar:2", SHP(HIDDEN), upd);
@@ -1079,64 +1084,48 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
     return true;
 }
 
+static const knobs k_bench = {WHILE_ONE_IN, 1, 0, 0, false};
+static const knobs k_sched = {72, 50, 71, 40, true};
+
 int main(int argc, char **argv)
 {
-    long nodes = -1, streams = 2, seed = 1, atomic_every = 0, while_one_in = WHILE_ONE_IN;
-    long ar_every = 1, order_pct = 0;
-    bool updates_side = false;
+    long nodes = -1, streams = 2, seed = 1;
+    knobs k = k_bench;
     const char *out_path = NULL;
+    const struct {
+        const char *flag;
+        long lo, hi, *v;
+    } nums[] = {
+        {"--nodes", HEAD_NODES + TAIL_NODES, 100000000L, &nodes},
+        {"--streams", 1, 64, &streams},
+        {"--seed", 0, 2147483647L, &seed},
+        {"--atomic-every", 0, 1000000L, &k.atomic_every},
+        {"--while-one-in", 1, 1000000L, &k.while_one_in},
+        {"--allreduce-every", 1, 1000L, &k.ar_every},
+        {"--order-edges", 0, 100L, &k.order_pct},
+    };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
+        size_t num = 0;
+        while (num < sizeof nums / sizeof nums[0] && strcmp(a, nums[num].flag)) num++;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--nodes") && has_val) {
-            if (!parse_long(argv[++i], HEAD_NODES + TAIL_NODES, 100000000L, &nodes)) {
-                fprintf(stderr, "gen_graph: --nodes wants an integer >= %d, got '%s'\n",
-                        HEAD_NODES + TAIL_NODES, argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--streams") && has_val) {
-            if (!parse_long(argv[++i], 1, 64, &streams)) {
-                fprintf(stderr, "gen_graph: --streams wants 1..64, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--seed") && has_val) {
-            if (!parse_long(argv[++i], 0, 2147483647L, &seed)) {
-                fprintf(stderr, "gen_graph: --seed wants a non-negative integer, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--atomic-every") && has_val) {
-            if (!parse_long(argv[++i], 0, 1000000L, &atomic_every)) {
-                fprintf(stderr, "gen_graph: --atomic-every wants a non-negative integer, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--while-one-in") && has_val) {
-            if (!parse_long(argv[++i], 1, 1000000L, &while_one_in)) {
-                fprintf(stderr, "gen_graph: --while-one-in wants a positive integer, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--allreduce-every") && has_val) {
-            if (!parse_long(argv[++i], 1, 1000L, &ar_every)) {
-                fprintf(stderr, "gen_graph: --allreduce-every wants 1..1000, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--order-edges") && has_val) {
-            if (!parse_long(argv[++i], 0, 100L, &order_pct)) {
-                fprintf(stderr, "gen_graph: --order-edges wants a percentage 0..100, got '%s'\n", argv[i]);
+        } else if (num < sizeof nums / sizeof nums[0] && has_val) {
+            if (!parse_long(argv[++i], nums[num].lo, nums[num].hi, nums[num].v)) {
+                fprintf(stderr, "gen_graph: %s wants an integer in %ld..%ld, got '%s'\n", a, nums[num].lo,
+                        nums[num].hi, argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--updates-side")) {
-            updates_side = true;
+            k.updates_side = true;
         } else if (!strcmp(a, "--shape") && has_val) {
             const char *v = argv[++i];
             if (!strcmp(v, "sched")) {
-                while_one_in = 72, ar_every = 50, atomic_every = 71, order_pct = 40;
-                updates_side = true;
+                k = k_sched;
             } else if (!strcmp(v, "bench")) {
-                while_one_in = WHILE_ONE_IN, ar_every = 1, atomic_every = 0, order_pct = 0;
-                updates_side = false;
+                k = k_bench;
             } else {
                 fprintf(stderr, "gen_graph: --shape wants bench or sched, got '%s'\n", v);
                 return 2;
@@ -1157,11 +1146,7 @@ int main(int argc, char **argv)
     gen g = {0};
     g.streams = (int)streams;
     g.seed = (uint64_t)seed;
-    g.atomic_every = atomic_every;
-    g.while_one_in = while_one_in;
-    g.ar_every = ar_every;
-    g.order_pct = order_pct;
-    g.updates_side = updates_side;
+    g.k = k;
     g.first_graph = true;
 
     /* Plan: as many whole blocks as fit, the rest is padding. */

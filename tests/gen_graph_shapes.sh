@@ -44,6 +44,7 @@ print(nodes, blocks, whiles, ars, atomic, ctrl, side, upd)
 EOF
 }
 
+bench_ctrl_per_node=0 # set by the bench shape, which goes first
 for shape in bench sched; do
   M=$TMP/$shape.json
   if ! "$GEN" --nodes 20000 --shape $shape -o "$M" 2>"$TMP/err"; then

@@ -519,26 +519,24 @@ typedef struct placement {
     int64_t size, align;
 } placement;
 
-/* Each buffer's first and last-plus-one elementary interval. A dense axis is inverted into a
- * table (one lookup a time instead of a binary search); else, or without memory for the
- * table, the search. */
-static void time_slots(const gm_dsa_buffer *b, size_t n, const int64_t *ts, size_t nt, uint32_t *lo, uint32_t *hi)
+/* A time's elementary interval: a dense axis inverted into a table (one lookup instead of a
+ * binary search); else, or without memory for the table, the search. */
+typedef struct time_slots {
+    const int64_t *ts;
+    size_t nt;
+    uint32_t *inv; /* time - ts[0] -> its index in ts; NULL: search */
+} time_slots;
+
+static void slots_init(time_slots *t, const int64_t *ts, size_t nt, size_t n)
 {
     uint64_t width = nt ? (uint64_t)ts[nt - 1] - (uint64_t)ts[0] : 0;
-    uint32_t *inv = nt && width < 4 * (uint64_t)n + 1 ? gm_malloc((size_t)(width + 1) * sizeof *inv) : NULL;
-    if (inv) {
-        for (size_t k = 0; k < nt; k++) inv[ts[k] - ts[0]] = (uint32_t)k;
-        for (size_t i = 0; i < n; i++) {
-            lo[i] = inv[b[i].lower - ts[0]];
-            hi[i] = inv[b[i].upper - ts[0]];
-        }
-        gm_free(inv);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        lo[i] = (uint32_t)gm_dsa_time_index(ts, nt, b[i].lower);
-        hi[i] = (uint32_t)gm_dsa_time_index(ts, nt, b[i].upper);
-    }
+    *t = (time_slots){ts, nt, nt && width < 4 * (uint64_t)n + 1 ? gm_malloc((size_t)(width + 1) * sizeof *t->inv) : NULL};
+    for (size_t k = 0; t->inv && k < nt; k++) t->inv[ts[k] - ts[0]] = (uint32_t)k;
+}
+
+static uint32_t slot_of(const time_slots *t, int64_t v)
+{
+    return t->inv ? t->inv[v - t->ts[0]] : (uint32_t)gm_dsa_time_index(t->ts, t->nt, v);
 }
 
 static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order, size_t nord,
@@ -549,13 +547,13 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     union_tree t = {0};
     qbuf q;
     size_t nt = 0;
+    time_slots sl = {0};
     int64_t *ts = gm_malloc(2 * n * sizeof *ts);
-    uint32_t *lo = gm_malloc(n * sizeof *lo), *hi = gm_malloc(n * sizeof *hi);
     placement *pl = gm_malloc((nord ? nord : 1) * sizeof *pl);
     gm_status st = GM_OK;
-    if (!ts || !lo || !hi || !pl) goto nomem;
+    if (!ts || !pl) goto nomem;
     nt = gm_dsa_time_axis(b, n, ts);
-    time_slots(b, n, ts, nt, lo, hi);
+    slots_init(&sl, ts, nt, n);
     /* leaves are the elementary intervals [ts[k], ts[k + 1]) */
     size_t leaves = nt - 1;
     t.size = 1;
@@ -567,13 +565,17 @@ static gm_status best_fit_union(gm_dsa_buffer *b, size_t n, const size_t *order,
     for (size_t i = 0; fixed && i < n; i++) {
         if (!fixed[i]) continue;
         const gm_dsa_buffer *x = &b[i];
-        if (!utree_add(&t, 1, 0, t.size, lo[i], hi[i], (span){x->offset, x->offset + x->size})) goto nomem;
+        if (!utree_add(&t, 1, 0, t.size, slot_of(&sl, x->lower), slot_of(&sl, x->upper),
+                       (span){x->offset, x->offset + x->size}))
+            goto nomem;
         if (x->offset + x->size > top) top = x->offset + x->size;
     }
     for (size_t r = 0; r < nord; r++) {
-        const size_t i = order[r];
-        pl[r] = (placement){lo[i], hi[i], b[i].size, b[i].align > 0 ? b[i].align : 1};
+        const gm_dsa_buffer *x = &b[order[r]];
+        pl[r] = (placement){slot_of(&sl, x->lower), slot_of(&sl, x->upper), x->size, x->align > 0 ? x->align : 1};
     }
+    gm_free(sl.inv); /* not needed past here: its memory back before the tree grows */
+    sl.inv = NULL;
     for (size_t r = 0; r < nord; r++) {
         const placement *x = &pl[r];
         q.k = 0;
@@ -595,8 +597,7 @@ done:
         }
     gm_free(t.nd);
     gm_free(ts);
-    gm_free(lo);
-    gm_free(hi);
+    gm_free(sl.inv);
     gm_free(pl);
     return st;
 }

@@ -23,7 +23,7 @@ unsigned gm_parallel_parts(unsigned threads, size_t work);
 
 /* Items [0, n) in chunks of `chunk`, every part taking the next chunk when it has finished one,
  * so that items of uneven cost keep the parts busy to the end (a fixed half each left the
- * planner's second core idle for a fifth of describing a million symbols). fn(ctx, part, b, e)
+ * planner's second core idle for a quarter of describing a million symbols). fn(ctx, part, b, e)
  * does items [b, e); what it computes must not depend on which part runs a chunk. */
 typedef void (*gm_parallel_range_fn)(void *ctx, unsigned part, size_t begin, size_t end);
 void gm_parallel_chunks(unsigned parts, size_t n, size_t chunk, gm_parallel_range_fn fn, void *ctx);
