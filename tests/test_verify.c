@@ -288,6 +288,40 @@ static void test_race_in_one_symbol(void **state)
     }
 }
 
+/* The race check runs in a group of its own, beside the order's (verify.c); its problems are
+ * still told where one thread would tell them: after the overlaps, before the bound. */
+static void test_race_between_overlaps_and_bound(void **state)
+{
+    (void)state;
+    gm_model *m = load("{'graphmem':1,'name':'race','graphs':[{'name':'root','nodes':["
+                       "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+                       "{'name':'e','type':'Exp','inputs':['x:0']," F256 "},"
+                       "{'name':'clone','type':'Neg','stream':1,'inputs':['e:0']," F256 "},"
+                       "{'name':'relu_','type':'Relu','inputs':['e:0'],'input_names':['self'],'output_names':['self'],"
+                       "'attrs':{'reference':true}," F256 "},"
+                       "{'name':'out','type':'NetOutput','inputs':['relu_:0','clone:0']}]}]}");
+    /* C lies on E (both live from clone to out), and the bound claims more than X */
+    char *plan = q("{'graphmem_plan':1,'summary':{'lower_bound_bytes':999999,'lower_bound_witness':['X']},'symbols':["
+                   "{'id':'X','anchors':[{'node':'x','out':0},{'node':'e','in':0}],'region':'zero_copy','offset':0,'size':1024},"
+                   "{'id':'E','anchors':[{'node':'e','out':0},{'node':'clone','in':0},{'node':'relu_','in':0},"
+                   "{'node':'relu_','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024},"
+                   "{'id':'C','anchors':[{'node':'clone','out':0},{'node':'out','in':1}],'region':'zero_copy',"
+                   "'offset':1024,'size':1024}]}");
+    gm_plan_verdict v;
+    gm_error err;
+    if (gm_plan_verify_json(m, plan, strlen(plan), "p.json", &v, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(v.n_problems, 4); /* the witness in no feature map, and it holds too little */
+    assert_int_equal(v.problems[0].kind, GM_PLAN_P_OVERLAP);
+    assert_int_equal(v.problems[1].kind, GM_PLAN_P_RACE);
+    assert_string_equal(v.problems[1].sym_a, "E");
+    assert_int_equal(v.problems[2].kind, GM_PLAN_P_BOUND);
+    assert_int_equal(v.problems[3].kind, GM_PLAN_P_BOUND);
+    assert_int_equal(v.by_kind[GM_PLAN_P_RACE], 1);
+    gm_plan_verdict_free(&v);
+    free(plan);
+    gm_model_free(m);
+}
+
 /* ---- fixed, continuous ------------------------------------------------------------------- */
 
 static gm_model *consts_and_concat(void)
@@ -1005,8 +1039,9 @@ static void test_allocation_failures(void **state)
     gm_model_free(m);
 }
 
-/* A plan of more than 65,536 symbols is read in parts and checked in two groups on two threads
- * (verify_read.c, verify.c): the anchors and sizes, and the order with its overlaps. Corrupted
+/* A plan of more than 65,536 symbols is read in parts and checked in groups on two threads
+ * (verify_read.c, verify.c): the anchors and sizes; the order with its overlaps and the bound;
+ * the races. Corrupted
  * in both, its verdict still lists the first group's problems first and counts every problem
  * once, and is the same when the symbols are read on one thread. */
 static void test_big_plan_two_groups(void **state)
@@ -1075,11 +1110,20 @@ static void test_big_plan_two_groups(void **state)
     assert_non_null(at_order);
     assert_true(at_order < strstr(bad, "\"symbols\""));
     memcpy(at_order + 1, "zz", 2);
+    /* and a claimed bound more than its witness holds (the order group's last check, after the
+     * races, which run in a group of their own) */
+    char *at_bound = strstr(bad, "\"lower_bound_bytes\": ");
+    assert_non_null(at_bound);
+    at_bound += strlen("\"lower_bound_bytes\": ");
+    assert_true(*at_bound >= '1' && *at_bound <= '8');
+    *at_bound = '9';
     gm_plan_verdict v;
     if (gm_plan_verify_json(m, bad, k, "bad", &v, &err) != GM_OK) fail_msg("%s", err.message);
     assert_int_equal(v.by_kind[GM_PLAN_P_TOO_SMALL], 1);
     assert_int_equal(v.by_kind[GM_PLAN_P_UNKNOWN_ANCHOR], 1);
     assert_int_equal(v.by_kind[GM_PLAN_P_BAD_ORDER], 2); /* names no node; leaves one out */
+    assert_int_equal(v.by_kind[GM_PLAN_P_BOUND], 1);
+    assert_int_equal(v.by_kind[GM_PLAN_P_RACE], 0);
     assert_true(v.by_kind[GM_PLAN_P_OVERLAP] > 0);
     size_t total = 0;
     for (int kind = 0; kind < GM_PLAN_P_KIND_COUNT; kind++) total += v.by_kind[kind];
@@ -1192,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_unknown_and_duplicate_anchor),
         cmocka_unit_test(test_unrelated_tensors_in_one_symbol),
         cmocka_unit_test(test_race_in_one_symbol),
+        cmocka_unit_test(test_race_between_overlaps_and_bound),
         cmocka_unit_test(test_fixed_overlap),
         cmocka_unit_test(test_continuous_group),
         cmocka_unit_test(test_no_padding_concat),

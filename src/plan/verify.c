@@ -485,23 +485,31 @@ static void vfy_free(gm_vfy *c)
     gm_vfy_order_free(c);
 }
 
-/* The checks after the reading run in two groups: the anchors, sizes and groups on the calling
- * thread, the order with its overlaps and the bound on another (on big plans; both are about a
- * second at a million symbols). The order's first steps (positions, events, clocks) need only
- * the model and the "order" array, so they run beside the anchors' resolution, before the
- * groups. The groups share the read-only result of the reading and write distinct fields (the
- * order's own arrays and scratch; per symbol its accesses), and each reports into its own
- * verdict: the second's problems follow the first's, as when they ran one after the other. */
+/* The checks after the reading run in three groups: the anchors, sizes and groups; the order
+ * with its overlaps and the bound; the race check of each buffer's accesses. On big plans they
+ * run side by side, each group taken by the next free thread, the longest (the order's) first:
+ * on two cores the race check follows the anchors, which end first (the order's group alone
+ * was a second at a million symbols, half a second more than the anchors'). The order's first
+ * steps (positions, events, clocks) need only the model and the "order" array, so they run
+ * beside the anchors' resolution, before the groups. The groups share the read-only result of
+ * the reading and write distinct fields (the order's own arrays and scratch; per symbol its
+ * accesses), and each reports into its own verdict: they are joined as if the checks had run one
+ * after the other, the races between the overlaps and the bound. */
 typedef struct check_groups {
-    gm_vfy *c;       /* the first group's */
-    gm_vfy order;    /* the second's: a copy of *c with its own verdict */
-    gm_plan_verdict v;
+    gm_vfy *c;       /* the anchors' group's */
+    gm_vfy order;    /* the order's: a copy of *c with its own verdict */
+    gm_vfy race;     /* the races': a copy of the order's, events and clocks begun, own verdict */
+    gm_plan_verdict v, v_race;
+    size_t before_bound; /* the order group's problems before the bound's */
     gm_error err;
-    gm_status st[2];
+    gm_status st[3];
 } check_groups;
 
 /* Plans with fewer symbols check on one thread (a thread would cost more than it saves). */
 enum { GROUPS_APART = 65536 };
+
+/* The groups by index, the longest first (the order, the anchors, the races). */
+enum { G_ORDER, G_ANCHORS, G_RACE, G_COUNT };
 
 /* Before the groups: the anchors resolved (part 0), the order begun (part 1). */
 static void resolve_group(void *ctx, unsigned part, unsigned parts)
@@ -518,60 +526,79 @@ static void resolve_group(void *ctx, unsigned part, unsigned parts)
         if (steps[i](g->c) != GM_OK) g->st[0] = GM_ERR_NOMEM;
 }
 
-static void run_group(void *ctx, unsigned part, unsigned parts)
+static void run_one_group(check_groups *g, size_t which)
 {
-    (void)parts;
-    check_groups *g = ctx;
-    if (part == 1) {
-        g->st[1] = gm_vfy_order_check(&g->order, &g->err);
-        if (g->st[1] == GM_OK) g->st[1] = gm_vfy_check_bound(&g->order, &g->err);
-        return;
-    }
-    gm_status (*const steps[])(gm_vfy *) = {check_anchors, check_unrelated, check_sizes, check_continuous};
-    g->st[0] = GM_OK;
-    for (size_t i = 0; g->st[0] == GM_OK && i < sizeof steps / sizeof *steps; i++)
-        if (steps[i](g->c) != GM_OK) g->st[0] = GM_ERR_NOMEM;
-}
-
-static void run_phase(check_groups *g, bool apart, gm_parallel_fn fn)
-{
-    if (apart) {
-        gm_parallel_run(2, fn, g);
+    if (which == G_ORDER) {
+        gm_status st = gm_vfy_order_check(&g->order, &g->err);
+        g->before_bound = g->v.n_problems;
+        g->st[G_ORDER] = st == GM_OK ? gm_vfy_check_bound(&g->order, &g->err) : st;
+    } else if (which == G_RACE) {
+        g->st[G_RACE] = gm_vfy_access_check(&g->race);
     } else {
-        fn(g, 0, 1);
-        fn(g, 1, 1);
+        gm_status (*const steps[])(gm_vfy *) = {check_anchors, check_unrelated, check_sizes, check_continuous};
+        g->st[G_ANCHORS] = GM_OK;
+        for (size_t i = 0; g->st[G_ANCHORS] == GM_OK && i < sizeof steps / sizeof *steps; i++)
+            if (steps[i](g->c) != GM_OK) g->st[G_ANCHORS] = GM_ERR_NOMEM;
     }
 }
 
-/* The first failure of a phase: the first group's before the second's. */
-static gm_status phase_status(const check_groups *g, gm_error *err)
+static void run_groups(void *ctx, unsigned part, size_t begin, size_t end)
 {
-    if (g->st[0] != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-    if (g->st[1] != GM_OK && err) *err = g->err;
-    return g->st[1];
+    (void)part;
+    for (size_t i = begin; i < end; i++) run_one_group(ctx, i);
 }
 
-/* The second group's verdict after the first's; its arrays and scratch freed. */
-static gm_status join_groups(check_groups *g, gm_status st, gm_error *err)
+/* The first failure: in the order the checks ran one after the other (anchors, order, races). */
+static gm_status groups_status(const check_groups *g, gm_error *err)
 {
-    gm_plan_verdict *v = g->c->v;
-    for (size_t i = 0; st == GM_OK && i < g->v.n_problems; i++) {
+    if (g->st[G_ANCHORS] != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    if (g->st[G_ORDER] != GM_OK) {
+        if (err) *err = g->err;
+        return g->st[G_ORDER];
+    }
+    if (g->st[G_RACE] != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    return GM_OK;
+}
+
+/* Problems [from, to) of w after v's, as long as v has room; the rest counted as dropped. */
+static gm_status append_problems(gm_plan_verdict *v, const gm_plan_verdict *w, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
         if (v->n_problems >= GM_PLAN_VERDICT_MAX_PROBLEMS) {
             v->dropped++;
             continue;
         }
         if (gm_grow((void **)&v->problems, sizeof *v->problems, v->n_problems + 1, &v->cap_problems))
-            st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
-        else
-            v->problems[v->n_problems++] = g->v.problems[i];
+            return GM_ERR_NOMEM;
+        v->problems[v->n_problems++] = w->problems[i];
     }
-    v->dropped += g->v.dropped;
-    for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) v->by_kind[k] += g->v.by_kind[k];
-    v->overlap_checks += g->v.overlap_checks;
-    v->order_nodes += g->v.order_nodes; /* the order is the second group's */
-    v->order_unknown += g->v.order_unknown;
+    return GM_OK;
+}
+
+static void add_counts(gm_plan_verdict *v, const gm_plan_verdict *w)
+{
+    v->dropped += w->dropped;
+    for (int k = 0; k < GM_PLAN_P_KIND_COUNT; k++) v->by_kind[k] += w->by_kind[k];
+    v->overlap_checks += w->overlap_checks;
+    v->order_nodes += w->order_nodes; /* the order is the order group's */
+    v->order_unknown += w->order_unknown;
+}
+
+/* The order's and the races' verdicts after the anchors' (the races' between the order's
+ * overlaps and its bound); their arrays and scratch freed. */
+static gm_status join_groups(check_groups *g, gm_status st, gm_error *err)
+{
+    gm_plan_verdict *v = g->c->v;
+    const size_t mid = g->before_bound < g->v.n_problems ? g->before_bound : g->v.n_problems;
+    if (st == GM_OK && (append_problems(v, &g->v, 0, mid) != GM_OK ||
+                        append_problems(v, &g->v_race, 0, g->v_race.n_problems) != GM_OK ||
+                        append_problems(v, &g->v, mid, g->v.n_problems) != GM_OK))
+        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    add_counts(v, &g->v);
+    add_counts(v, &g->v_race);
     gm_plan_verdict_free(&g->v);
-    gm_vfy_order_free(&g->order);
+    gm_plan_verdict_free(&g->v_race);
+    gm_vfy_order_free(&g->order); /* the races' copy shares these arrays and made none */
     gm_free(g->order.scratch);
     return st;
 }
@@ -584,18 +611,31 @@ static gm_status check_all(gm_vfy *c, gm_error *err)
     g.order.cap_scratch = 0;
     gm_error_clear(&g.err);
     const bool apart = c->n_syms >= GROUPS_APART && gm_parallel_parts(0, 2) == 2;
-    run_phase(&g, apart, resolve_group);
-    gm_status st = phase_status(&g, err);
+    if (apart) {
+        gm_parallel_run(2, resolve_group, &g);
+    } else {
+        resolve_group(&g, 0, 1);
+        resolve_group(&g, 1, 1);
+    }
+    gm_status st = g.st[0] != GM_OK ? gm_error_set(err, GM_ERR_NOMEM, "out of memory") : GM_OK;
+    if (st == GM_OK && g.st[1] != GM_OK) {
+        if (err) *err = g.err;
+        st = g.st[1];
+    }
     if (st == GM_OK) {
-        /* the second group's copy made again, now that the anchors are resolved */
+        /* the order's copy made again, now that the anchors are resolved */
         gm_vfy begun = g.order;
         g.order = *c;
         g.order.v = &g.v;
         g.order.scratch = begun.scratch;
         g.order.cap_scratch = begun.cap_scratch;
         gm_vfy_order_carry(&g.order, &begun);
-        run_phase(&g, apart, run_group);
-        st = phase_status(&g, err);
+        g.race = g.order;
+        g.race.v = &g.v_race;
+        g.race.scratch = NULL; /* the race check reads no element */
+        g.race.cap_scratch = 0;
+        gm_parallel_chunks(apart ? 2 : 1, G_COUNT, 1, run_groups, &g);
+        st = groups_status(&g, err);
     }
     return join_groups(&g, st, err);
 }

@@ -108,7 +108,8 @@ typedef struct gm_vfy {
 } gm_vfy;
 
 /* Every write of a symbol ordered with its other accesses (verify_access.c), after the events
- * (gm_vfy_order_begin); races are GM_PLAN_P_RACE problems. GM_ERR_NOMEM when out of memory. */
+ * (gm_vfy_order_begin), beside the order's other checks (it reads only the events and the
+ * anchors' symbols); races are GM_PLAN_P_RACE problems. GM_ERR_NOMEM when out of memory. */
 gm_status gm_vfy_access_check(gm_vfy *c);
 
 /* A scanner for the plan text's big arrays, the ones gm_vfy_read splits (verify_read.c). */
@@ -155,7 +156,8 @@ int64_t gm_vfy_anchor_bytes(const gm_node *n, bool out, uint32_t i);
  * the planning positions and the events with their clocks, read only the model and the order;
  * gm_vfy_order_begin runs them alone (before the anchors are resolved, beside them on a big
  * plan), gm_vfy_order_carry moves what they made into a newer copy of the verifier, and
- * gm_vfy_order_check runs them when nobody has, then the rest. */
+ * gm_vfy_order_check runs them when nobody has, then the accesses and the overlaps (the race
+ * check, gm_vfy_access_check, is the caller's). */
 gm_status gm_vfy_order_begin(gm_vfy *c, gm_error *err);
 void gm_vfy_order_carry(gm_vfy *to, const gm_vfy *from);
 gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err);

@@ -676,7 +676,7 @@ gm_status gm_vfy_order_check(gm_vfy *c, gm_error *err)
 {
     gm_status st = c->vc ? GM_OK : gm_vfy_order_begin(c, err);
     if (st != GM_OK) return st;
-    if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK || gm_vfy_access_check(c) != GM_OK)
+    if (build_accesses(c) != GM_OK || check_overlaps(c) != GM_OK)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
     return GM_OK;
 }
