@@ -18,6 +18,7 @@
 #include "passes/pass_util2.h"
 #include "util/alloc.h"
 #include "util/strmap.h"
+#include "util/utf8.h"
 
 /* ---- helpers ---- */
 
@@ -728,6 +729,35 @@ static void test_strmap(void **state)
     gm_strmap_free(&mp);
 }
 
+/* UTF-8 validity with the ASCII runs taken sixteen bytes a test: a bad byte, or a good
+ * sequence, at every offset around those blocks is found where it lies. */
+static void test_utf8_blocks(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const char *const good[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80"};
+    static const char *const bad[] = {"\xFF", "\x80", "\xC0\xAF", "\xED\xA0\x80", "\xE2\x82"};
+    for (size_t at = 0; at < 40; at++) {
+        for (size_t g = 0; g < 3; g++) {
+            size_t n = strlen(good[g]);
+            memset(buf, 'a', sizeof buf);
+            memcpy(buf + at, good[g], n);
+            assert_true(gm_utf8_valid(buf, sizeof buf, NULL));
+            assert_true(gm_utf8_valid(buf, at + n, NULL));
+        }
+        for (size_t b = 0; b < 5; b++) {
+            size_t n = strlen(bad[b]), where = 99;
+            memset(buf, 'a', sizeof buf);
+            memcpy(buf + at, bad[b], n);
+            /* a truncated sequence at the very end is bad too */
+            size_t len = b == 4 ? at + n : sizeof buf;
+            assert_false(gm_utf8_valid(buf, len, &where));
+            assert_int_equal(where, at);
+        }
+    }
+    assert_true(gm_utf8_valid("", 0, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_sort_matches_kahn),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_strmap),
+        cmocka_unit_test(test_utf8_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

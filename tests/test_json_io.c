@@ -697,6 +697,37 @@ static void test_inputs_connected_in_order(void **state)
     ERR(MODEL(NODE(", \"inputs\": [\"n:0\"], \"outputs\": [{}]")), "node 'n' is on a cycle", NULL, NULL);
 }
 
+/* Control inputs naming nodes given before are connected as the node is read; once one names a
+ * node not read yet, they and those of every later node go to finalize by name: each
+ * producer's successors stand in the order of the file either way, a repeat says nothing new,
+ * and what is wrong is told as before. */
+static void test_control_inputs_connected_in_order(void **state)
+{
+    (void)state;
+    const char *text = MODEL("{\"name\": \"p\", \"type\": \"Data\", \"outputs\": [{}]},"
+                             "{\"name\": \"a\", \"type\": \"Relu\", \"control_inputs\": [\"p\"], \"outputs\": [{}]},"
+                             "{\"name\": \"b\", \"type\": \"Relu\", \"control_inputs\": [\"p\", \"q\"], \"outputs\": [{}]},"
+                             "{\"name\": \"q\", \"type\": \"Data\", \"outputs\": [{}]},"
+                             "{\"name\": \"c\", \"type\": \"Relu\", \"control_inputs\": [\"q\", \"p\", \"q\"], \"outputs\": [{}]},"
+                             "{\"name\": \"d\", \"type\": \"Relu\", \"control_inputs\": [\"p\"], \"outputs\": [{}]}");
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(text, strlen(text), "t.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    static const char *const p_succ[] = {"a", "b", "c", "d"}, *const q_succ[] = {"b", "c"}, *const c_pred[] = {"q", "p"};
+    const gm_node *p = gm_model_find_node(m, "p"), *q = gm_model_find_node(m, "q"), *c = gm_model_find_node(m, "c");
+    assert_int_equal(gm_node_control_output_count(p), 4);
+    for (size_t i = 0; i < 4; i++) assert_string_equal(gm_node_name(gm_node_control_output(p, i)), p_succ[i]);
+    assert_int_equal(gm_node_control_output_count(q), 2);
+    for (size_t i = 0; i < 2; i++) assert_string_equal(gm_node_name(gm_node_control_output(q, i)), q_succ[i]);
+    assert_int_equal(gm_node_control_input_count(c), 2);
+    for (size_t i = 0; i < 2; i++) assert_string_equal(gm_node_name(gm_node_control_input(c, i)), c_pred[i]);
+    gm_model_free(m);
+
+    ERR(MODEL("{\"name\": \"a\", \"type\": \"Data\", \"outputs\": [{}]}," NODE(", \"control_inputs\": [\"a\", \"zz\"]")),
+        "t.json: graph 'root': node 'n': control input 1 names unknown node 'zz'", NULL, NULL);
+    ERR(MODEL(NODE(", \"control_inputs\": [\"n\"], \"outputs\": [{}]")), "node 'n' is on a cycle", NULL, NULL);
+}
+
 static void test_error_attrs(void **state)
 {
     (void)state;
@@ -1400,6 +1431,7 @@ int main(void)
         cmocka_unit_test(test_error_desc_values),
         cmocka_unit_test(test_error_inputs),
         cmocka_unit_test(test_inputs_connected_in_order),
+        cmocka_unit_test(test_control_inputs_connected_in_order),
         cmocka_unit_test(test_jw_reader_shown_and_let_go),
         cmocka_unit_test(test_known_shape_noted_while_reading),
         cmocka_unit_test(test_error_attrs),

@@ -359,9 +359,16 @@ static gm_status read_node_links(jr *r, const jplace *place, gm_node *n, const c
     }
     if (f[N_CONTROL_INPUTS]) {
         if ((st = check_string_array(r, place, "control_inputs", f[N_CONTROL_INPUTS], true)) != GM_OK) return st;
+        const char *names[64];
+        size_t k = 0;
         for (const cJSON *e = f[N_CONTROL_INPUTS]->child; e; e = e->next) {
-            if (gm_node_add_control_input_by_name(n, e->valuestring) != GM_OK) return gm_jr_oom(r);
+            if (k == sizeof names / sizeof *names) { /* a long list: one at a time, by name */
+                if (gm_node_add_control_inputs_early(n, names, k) != GM_OK) return gm_jr_oom(r);
+                k = 0;
+            }
+            names[k++] = e->valuestring;
         }
+        if (gm_node_add_control_inputs_early(n, names, k) != GM_OK) return gm_jr_oom(r);
     }
     if (f[N_SUBGRAPHS]) {
         if ((st = check_string_array(r, place, "subgraphs", f[N_SUBGRAPHS], true)) != GM_OK) return st;
@@ -557,7 +564,8 @@ static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_spl
     return st;
 }
 
-/* The name map's slots the next node will probe (its name, its producers'), asked for before
+/* The name map's slots the next node will probe (its name, its producers', its control
+ * inputs'), asked for before
  * this node is read: on a million nodes the map is far from the cache, and each probe was a
  * wait. Only a look: a malformed node is told when it is read. */
 static void prefetch_names(const jr *r, const cJSON *next)
@@ -572,6 +580,9 @@ static void prefetch_names(const jr *r, const cJSON *next)
         const char *colon = strrchr(e->valuestring, ':');
         if (colon) gm_strmap_prefetch(map, e->valuestring, (size_t)(colon - e->valuestring));
     }
+    const cJSON *ctrl = cJSON_GetObjectItemCaseSensitive(next, "control_inputs");
+    for (const cJSON *e = cJSON_IsArray(ctrl) ? ctrl->child : NULL; e; e = e->next)
+        if (cJSON_IsString(e)) gm_strmap_prefetch(map, e->valuestring, strlen(e->valuestring));
 }
 
 /* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are

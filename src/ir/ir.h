@@ -142,6 +142,8 @@ struct gm_model {
     gm_strmap types;             /* interned op type strings (owned) */
     gm_node_vec order;           /* GetAllNodes order; valid when sorted */
     bool resolved;               /* builder names resolved */
+    bool ctrl_deferred;          /* a node's control inputs were left to finalize by name: those
+                                    of later nodes are too (gm_node_add_control_inputs_early) */
     bool sorted;                 /* order and topo ids are current (edits clear it) */
     uint64_t edits;              /* edits so far (gm_model_touch): what was built from the model
                                     (a symbol table) is current while this is unchanged */
@@ -227,6 +229,12 @@ gm_status gm_ir_node_push_input(gm_node *n);
  * lookup at finalize); anything else keeps the name for finalize, which tells what is wrong
  * there as before. The uses end in the order finalize alone would give them. */
 gm_status gm_node_add_input_early(gm_node *n, const char *src, int32_t src_index);
+/* gm_node_add_control_input_by_name for the same reader, all of a node's control inputs at
+ * once: when each names a node already read in n's graph (not n), they are connected at once
+ * (no name copied, no lookup at finalize); else all keep their names, and so do those of every
+ * node read after it in the model (ctrl_deferred), so that each producer's successors still end
+ * in the order finalize alone would give them. */
+gm_status gm_node_add_control_inputs_early(gm_node *n, const char *const *src, size_t count);
 /* Frees the dead nodes and drops them from their graphs' lists. */
 void gm_model_compact(gm_model *m);
 /* "file: graph 'g': node 'n'" prefix used in every IR error. */

@@ -514,6 +514,30 @@ static gm_status push_name(char ***v, uint32_t *n, const char *name)
     return GM_OK;
 }
 
+gm_status gm_node_add_control_inputs_early(gm_node *n, const char *const *src, size_t count)
+{
+    gm_model *m = n->graph->model;
+    enum { EARLY_MAX = 64 }; /* more than a reader's node ever lists: those go by name */
+    gm_node *p[EARLY_MAX];
+    bool early = !m->ctrl_deferred && count <= EARLY_MAX;
+    for (size_t i = 0; early && i < count; i++) {
+        p[i] = src[i] && *src[i] ? gm_strmap_get(&m->node_by_name, src[i]) : NULL;
+        early = p[i] && p[i] != n && p[i]->graph == n->graph;
+    }
+    if (!early) {
+        m->ctrl_deferred = m->ctrl_deferred || count > 0;
+        for (size_t i = 0; i < count; i++)
+            if (gm_node_add_control_input_by_name(n, src[i]) != GM_OK) return GM_ERR_NOMEM;
+        return GM_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (gm_node_vec_contains(&n->ctrl_in, p[i])) continue; /* as finalize: a repeat says nothing new */
+        if (gm_node_vec_push(&n->ctrl_in, p[i]) != GM_OK || gm_node_vec_push(&p[i]->ctrl_out, n) != GM_OK)
+            return GM_ERR_NOMEM;
+    }
+    return GM_OK;
+}
+
 gm_status gm_node_add_control_input_by_name(gm_node *n, const char *src)
 {
     n->graph->model->resolved = false;

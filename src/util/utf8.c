@@ -5,6 +5,7 @@
 #include "util/utf8.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* Length of the well-formed sequence starting at p (at most `left` bytes), or 0 when it is
  * ill-formed. The second byte's range depends on the lead byte: that is what excludes
@@ -41,7 +42,16 @@ bool gm_utf8_valid(const char *s, size_t len, size_t *bad_offset)
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
-        /* ASCII fast path: most model text is ASCII. */
+        /* ASCII fast path: most model text is ASCII. Sixteen bytes a test, where one byte a
+         * step was 7% of the reading thread on a 200 MB model. */
+        while (len - i >= 16) {
+            uint64_t a, b;
+            memcpy(&a, p + i, 8);
+            memcpy(&b, p + i + 8, 8);
+            if ((a | b) & 0x8080808080808080ull) break;
+            i += 16;
+        }
+        if (i == len) break;
         if (p[i] < 0x80) {
             i++;
             continue;
