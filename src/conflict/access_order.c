@@ -19,6 +19,7 @@
 #include "ir/ir.h"
 #include "ops/op_table.h"
 #include "util/alloc.h"
+#include "util/parallel.h"
 #include "util/radix.h"
 
 /* One access of a symbol: the node, in the model order. */
@@ -32,7 +33,8 @@ typedef struct ao_state {
     gm_pass_ctx *c;
     gm_model *m;
     const gm_symbols *s;
-    gm_reach *reach; /* built on the first pair that needs it, on the model as it came */
+    gm_reach *reach; /* built on the first pair that needs it (beside the gathering on a big
+                        model), on the model as it came */
     ao_access *v;
     size_t n, cap;
     uint32_t *reads; /* the reads since the group's last write (topological ids) */
@@ -158,6 +160,45 @@ static gm_status order_group(ao_state *a, const ao_access *g, size_t len)
     return GM_OK;
 }
 
+/* On a big model the reachability labels are built beside the gathering: the first pair that
+ * needs them comes only after it (so no edge was added yet, and they are the labels the first
+ * such pair would build), and building them was a quarter of the pass at a million nodes. */
+enum { REACH_AHEAD = 65536 }; /* nodes */
+
+typedef struct ao_start {
+    ao_state *a;
+    gm_symbols **own;
+    gm_status st;
+} ao_start;
+
+/* The accesses grouped by symbol, the model order kept inside a group (the sort is stable). */
+static gm_status gather_sorted(ao_state *a, gm_symbols **own)
+{
+    gm_pass_ctx *c = a->c;
+    gm_status st;
+    if (c->handoff && gm_symbols_current(*c->handoff, a->m)) {
+        a->s = *c->handoff;
+    } else {
+        if ((st = gm_symbols_build(a->m, own, c->err)) != GM_OK) return st;
+        a->s = *own;
+    }
+    static const gm_radix_key keys[] = {key_sym};
+    st = gather(a);
+    if (st == GM_OK && !gm_radix_sort(a->v, a->n, sizeof *a->v, keys, 1)) st = oom(a);
+    return st;
+}
+
+static void start_part(void *ctx, unsigned part, unsigned parts)
+{
+    (void)parts;
+    ao_start *j = ctx;
+    if (part == 0) {
+        j->st = gather_sorted(j->a, j->own);
+    } else if (gm_reach_new(j->a->m, &j->a->reach) != GM_OK) {
+        j->a->reach = NULL; /* the first pair that needs them tries again, and tells */
+    }
+}
+
 gm_status gm_access_order_run(gm_pass_ctx *c, gm_access_order_stats *stats)
 {
     if (stats) memset(stats, 0, sizeof *stats);
@@ -166,16 +207,13 @@ gm_status gm_access_order_run(gm_pass_ctx *c, gm_access_order_stats *stats)
     if (st != GM_OK) return st;
     ao_state a = {.c = c, .m = m};
     gm_symbols *own = NULL;
-    if (c->handoff && gm_symbols_current(*c->handoff, m)) {
-        a.s = *c->handoff;
+    ao_start start = {&a, &own, GM_OK};
+    if (m->order.n >= REACH_AHEAD && gm_parallel_parts(0, 2) == 2) {
+        gm_parallel_run(2, start_part, &start);
     } else {
-        if ((st = gm_symbols_build(m, &own, c->err)) != GM_OK) return st;
-        a.s = own;
+        start_part(&start, 0, 1);
     }
-    st = gather(&a);
-    /* grouped by symbol, the model order kept inside a group (the sort is stable) */
-    static const gm_radix_key keys[] = {key_sym};
-    if (st == GM_OK && !gm_radix_sort(a.v, a.n, sizeof *a.v, keys, 1)) st = oom(&a);
+    st = start.st;
     for (size_t i = 0, j; st == GM_OK && i < a.n; i = j) {
         for (j = i + 1; j < a.n && a.v[j].sym == a.v[i].sym;) j++;
         st = order_group(&a, a.v + i, j - i);

@@ -66,7 +66,7 @@ static gm_node *new_copy_node(gm_graph *g, const gm_node *near, int side, const 
             gm_desc_copy(d, &srcs[j]->out[src_idx[j]].desc) != GM_OK ||
             !(in_d = gm_node_input_desc(n, j)) || gm_desc_copy(in_d, &srcs[j]->out[src_idx[j]].desc) != GM_OK) {
             oom_err(n, err);
-            n->dead = true;
+            gm_node_mark_dead(n);
             gm_strmap_del(&g->model->node_by_name, n->name);
             return NULL;
         }
@@ -199,7 +199,7 @@ gm_status gm_edit_isolate_and_remove(gm_node *n, gm_error *err)
     while (n->ctrl_in.n) gm_edit_remove_control_edge(n->ctrl_in.v[0], n);
     while (n->ctrl_out.n) gm_edit_remove_control_edge(n, n->ctrl_out.v[0]);
     gm_strmap_del(&n->graph->model->node_by_name, n->name);
-    n->dead = true; /* freed by the next gm_model_toposort */
+    gm_node_mark_dead(n); /* freed by the next gm_model_toposort */
     gm_model_touch(n->graph->model);
     return GM_OK;
 }

@@ -122,6 +122,8 @@ struct gm_graph {
                                     re-sort checks just those (gm_model_toposort) */
     uint32_t sorted_n;           /* nodes.v[0, sorted_n) were there at the last sort (compaction
                                     keeps it so); the rest came since */
+    uint32_t intact;             /* nodes.v[0, intact) stand as the last sort left them: at
+                                    position i, key i * GM_ORDER_KEY_GAP (set by compaction) */
 };
 
 typedef struct gm_option {
@@ -142,12 +144,20 @@ struct gm_model {
     gm_strmap types;             /* interned op type strings (owned) */
     gm_node_vec order;           /* GetAllNodes order; valid when sorted */
     bool resolved;               /* builder names resolved */
+    uint32_t n_dead;             /* nodes marked dead since the last compaction (gm_node_mark_dead) */
     bool ctrl_deferred;          /* a node's control inputs were left to finalize by name: those
                                     of later nodes are too (gm_node_add_control_inputs_early) */
     bool sorted;                 /* order and topo ids are current (edits clear it) */
     uint64_t edits;              /* edits so far (gm_model_touch): what was built from the model
                                     (a symbol table) is current while this is unchanged */
 };
+
+/* Marks a node removed: it is freed, and dropped from its graph's list, by the next sort. */
+static inline void gm_node_mark_dead(gm_node *n)
+{
+    n->dead = true;
+    n->graph->model->n_dead++;
+}
 
 /* Marks the model's order stale: every edit that adds nodes or changes edges calls it. */
 static inline void gm_model_touch(gm_model *m)
