@@ -256,6 +256,37 @@ static void test_unrelated_tensors_in_one_symbol(void **state)
     gm_model_free(m);
 }
 
+/* One buffer E, read by clone on stream 1 and written in place by relu_ on stream 0; relu_
+ * gets `extra` among its fields. */
+static gm_model *race_model(const char *extra)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{'graphmem':1,'name':'race','graphs':[{'name':'root','nodes':["
+             "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
+             "{'name':'e','type':'Exp','inputs':['x:0']," F256 "},"
+             "{'name':'clone','type':'Neg','stream':1,'inputs':['e:0']," F256 "},"
+             "{'name':'relu_','type':'Relu','inputs':['e:0'],'input_names':['self'],'output_names':['self'],"
+             "'attrs':{'reference':true}%s," F256 "},"
+             "{'name':'out','type':'NetOutput','inputs':['relu_:0','clone:0']}]}]}",
+             extra);
+    return load(text);
+}
+
+/* race_model's symbols X, E and C (C at c_offset), after `head` (fields of the plan). */
+static const char *race_plan(char *buf, size_t cap, const char *head, int c_offset)
+{
+    snprintf(buf, cap,
+             "{'graphmem_plan':1,%s'symbols':["
+             "{'id':'X','anchors':[{'node':'x','out':0},{'node':'e','in':0}],'region':'zero_copy','offset':0,'size':1024},"
+             "{'id':'E','anchors':[{'node':'e','out':0},{'node':'clone','in':0},{'node':'relu_','in':0},"
+             "{'node':'relu_','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024},"
+             "{'id':'C','anchors':[{'node':'clone','out':0},{'node':'out','in':1}],'region':'zero_copy',"
+             "'offset':%d,'size':1024}]}",
+             head, c_offset);
+    return buf;
+}
+
 /* One buffer, a reader and an in-place writer on two streams that only the list orders: the
  * plan's symbols are right, but the result depends on which stream runs first. With the edge
  * the access-order pass would add (clone -> relu_), the same plan is sound. */
@@ -263,25 +294,10 @@ static void test_race_in_one_symbol(void **state)
 {
     (void)state;
     static const char *const models[] = {"", ",'control_inputs':['clone']"};
+    char buf[2048];
     for (int k = 0; k < 2; k++) {
-        char text[2048];
-        snprintf(text, sizeof text,
-                 "{'graphmem':1,'name':'race','graphs':[{'name':'root','nodes':["
-                 "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
-                 "{'name':'e','type':'Exp','inputs':['x:0']," F256 "},"
-                 "{'name':'clone','type':'Neg','stream':1,'inputs':['e:0']," F256 "},"
-                 "{'name':'relu_','type':'Relu','inputs':['e:0'],'input_names':['self'],'output_names':['self'],"
-                 "'attrs':{'reference':true}%s," F256 "},"
-                 "{'name':'out','type':'NetOutput','inputs':['relu_:0','clone:0']}]}]}",
-                 models[k]);
-        gm_model *m = load(text);
-        static const char plan[] =
-            "{'graphmem_plan':1,'symbols':["
-            "{'id':'X','anchors':[{'node':'x','out':0},{'node':'e','in':0}],'region':'zero_copy','offset':0,'size':1024},"
-            "{'id':'E','anchors':[{'node':'e','out':0},{'node':'clone','in':0},{'node':'relu_','in':0},"
-            "{'node':'relu_','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024},"
-            "{'id':'C','anchors':[{'node':'clone','out':0},{'node':'out','in':1}],'region':'zero_copy',"
-            "'offset':2048,'size':1024}]}";
+        gm_model *m = race_model(models[k]);
+        const char *plan = race_plan(buf, sizeof buf, "", 2048);
         if (k == 0) expect_only(m, plan, GM_PLAN_P_RACE, "E", NULL);
         else expect_ok(m, plan);
         gm_model_free(m);
@@ -293,20 +309,10 @@ static void test_race_in_one_symbol(void **state)
 static void test_race_between_overlaps_and_bound(void **state)
 {
     (void)state;
-    gm_model *m = load("{'graphmem':1,'name':'race','graphs':[{'name':'root','nodes':["
-                       "{'name':'x','type':'Data','attrs':{'index':0}," F256 "},"
-                       "{'name':'e','type':'Exp','inputs':['x:0']," F256 "},"
-                       "{'name':'clone','type':'Neg','stream':1,'inputs':['e:0']," F256 "},"
-                       "{'name':'relu_','type':'Relu','inputs':['e:0'],'input_names':['self'],'output_names':['self'],"
-                       "'attrs':{'reference':true}," F256 "},"
-                       "{'name':'out','type':'NetOutput','inputs':['relu_:0','clone:0']}]}]}");
+    gm_model *m = race_model("");
     /* C lies on E (both live from clone to out), and the bound claims more than X */
-    char *plan = q("{'graphmem_plan':1,'summary':{'lower_bound_bytes':999999,'lower_bound_witness':['X']},'symbols':["
-                   "{'id':'X','anchors':[{'node':'x','out':0},{'node':'e','in':0}],'region':'zero_copy','offset':0,'size':1024},"
-                   "{'id':'E','anchors':[{'node':'e','out':0},{'node':'clone','in':0},{'node':'relu_','in':0},"
-                   "{'node':'relu_','out':0},{'node':'out','in':0}],'region':'zero_copy','offset':1024,'size':1024},"
-                   "{'id':'C','anchors':[{'node':'clone','out':0},{'node':'out','in':1}],'region':'zero_copy',"
-                   "'offset':1024,'size':1024}]}");
+    char buf[2048];
+    char *plan = q(race_plan(buf, sizeof buf, "'summary':{'lower_bound_bytes':999999,'lower_bound_witness':['X']},", 1024));
     gm_plan_verdict v;
     gm_error err;
     if (gm_plan_verify_json(m, plan, strlen(plan), "p.json", &v, &err) != GM_OK) fail_msg("%s", err.message);

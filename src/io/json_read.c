@@ -359,10 +359,10 @@ static gm_status read_node_links(jr *r, const jplace *place, gm_node *n, const c
     }
     if (f[N_CONTROL_INPUTS]) {
         if ((st = check_string_array(r, place, "control_inputs", f[N_CONTROL_INPUTS], true)) != GM_OK) return st;
-        const char *names[64];
+        const char *names[GM_CTRL_EARLY_MAX];
         size_t k = 0;
         for (const cJSON *e = f[N_CONTROL_INPUTS]->child; e; e = e->next) {
-            if (k == sizeof names / sizeof *names) { /* a long list: one at a time, by name */
+            if (k == GM_CTRL_EARLY_MAX) { /* a long list, in parts */
                 if (gm_node_add_control_inputs_early(n, names, k) != GM_OK) return gm_jr_oom(r);
                 k = 0;
             }
@@ -565,9 +565,8 @@ static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_spl
 }
 
 /* The name map's slots the next node will probe (its name, its producers', its control
- * inputs'), asked for before
- * this node is read: on a million nodes the map is far from the cache, and each probe was a
- * wait. Only a look: a malformed node is told when it is read. */
+ * inputs'), asked for before this node is read: on a million nodes the map is far from the
+ * cache, and each probe was a wait. Only a look: a malformed node is told when it is read. */
 static void prefetch_names(const jr *r, const cJSON *next)
 {
     if (!next) return;

@@ -245,6 +245,8 @@ gm_status gm_node_add_input_early(gm_node *n, const char *src, int32_t src_index
  * node read after it in the model (ctrl_deferred), so that each producer's successors still end
  * in the order finalize alone would give them. */
 gm_status gm_node_add_control_inputs_early(gm_node *n, const char *const *src, size_t count);
+/* The most names one call connects at once (a longer list is given in parts of this many). */
+#define GM_CTRL_EARLY_MAX 64
 /* Frees the dead nodes and drops them from their graphs' lists. */
 void gm_model_compact(gm_model *m);
 /* "file: graph 'g': node 'n'" prefix used in every IR error. */

@@ -517,15 +517,14 @@ static gm_status push_name(char ***v, uint32_t *n, const char *name)
 gm_status gm_node_add_control_inputs_early(gm_node *n, const char *const *src, size_t count)
 {
     gm_model *m = n->graph->model;
-    enum { EARLY_MAX = 64 }; /* more than a reader's node ever lists: those go by name */
-    gm_node *p[EARLY_MAX];
-    bool early = !m->ctrl_deferred && count <= EARLY_MAX;
+    gm_node *p[GM_CTRL_EARLY_MAX];
+    bool early = !m->ctrl_deferred && count <= GM_CTRL_EARLY_MAX;
     for (size_t i = 0; early && i < count; i++) {
         p[i] = src[i] && *src[i] ? gm_strmap_get(&m->node_by_name, src[i]) : NULL;
         early = p[i] && p[i] != n && p[i]->graph == n->graph;
     }
-    if (!early) {
-        m->ctrl_deferred = m->ctrl_deferred || count > 0;
+    if (!early) { /* count > 0 here: an empty list is connected at once */
+        m->ctrl_deferred = true;
         for (size_t i = 0; i < count; i++)
             if (gm_node_add_control_input_by_name(n, src[i]) != GM_OK) return GM_ERR_NOMEM;
         return GM_OK;

@@ -511,19 +511,20 @@ enum { GROUPS_APART = 65536 };
 /* The groups by index, the longest first (the order, the anchors, the races). */
 enum { G_ORDER, G_ANCHORS, G_RACE, G_COUNT };
 
-/* Before the groups: the anchors resolved (part 0), the order begun (part 1). */
+/* Before the groups: the anchors resolved (part 0, into the anchors' status), the order begun
+ * (part 1, into the order's). */
 static void resolve_group(void *ctx, unsigned part, unsigned parts)
 {
     (void)parts;
     check_groups *g = ctx;
     if (part == 1) {
-        g->st[1] = gm_vfy_order_begin(&g->order, &g->err);
+        g->st[G_ORDER] = gm_vfy_order_begin(&g->order, &g->err);
         return;
     }
     gm_status (*const steps[])(gm_vfy *) = {build_slots, gm_vfy_index_ids, resolve_anchors};
-    g->st[0] = GM_OK;
-    for (size_t i = 0; g->st[0] == GM_OK && i < sizeof steps / sizeof *steps; i++)
-        if (steps[i](g->c) != GM_OK) g->st[0] = GM_ERR_NOMEM;
+    g->st[G_ANCHORS] = GM_OK;
+    for (size_t i = 0; g->st[G_ANCHORS] == GM_OK && i < sizeof steps / sizeof *steps; i++)
+        if (steps[i](g->c) != GM_OK) g->st[G_ANCHORS] = GM_ERR_NOMEM;
 }
 
 static void run_one_group(check_groups *g, size_t which)
@@ -548,7 +549,8 @@ static void run_groups(void *ctx, unsigned part, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) run_one_group(ctx, i);
 }
 
-/* The first failure: in the order the checks ran one after the other (anchors, order, races). */
+/* The first failure of a phase: in the order the checks ran one after the other (anchors,
+ * order, races). */
 static gm_status groups_status(const check_groups *g, gm_error *err)
 {
     if (g->st[G_ANCHORS] != GM_OK) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
@@ -617,11 +619,7 @@ static gm_status check_all(gm_vfy *c, gm_error *err)
         resolve_group(&g, 0, 1);
         resolve_group(&g, 1, 1);
     }
-    gm_status st = g.st[0] != GM_OK ? gm_error_set(err, GM_ERR_NOMEM, "out of memory") : GM_OK;
-    if (st == GM_OK && g.st[1] != GM_OK) {
-        if (err) *err = g.err;
-        st = g.st[1];
-    }
+    gm_status st = groups_status(&g, err);
     if (st == GM_OK) {
         /* the order's copy made again, now that the anchors are resolved */
         gm_vfy begun = g.order;
