@@ -52,6 +52,21 @@ has "$TMP/out" "bytes by memory type" "summary: memory types"
 has "$TMP/out" "streams, edges             2," "summary: two streams"
 has "$TMP/out" "lower bound" "summary: lower bound"
 has "$TMP/out" "verified                   yes" "summary: the plan is verified"
+# -v: every stage's time, and every pass that ran with its own (no figure is asserted: a time)
+expect 0 "plan -v" "$GM" plan -v
+has "$TMP/out" "stages                     reading " "-v: the stages"
+has "$TMP/out" "pass times (ms)            lint " "-v: the passes' times, GE's order from lint"
+has "$TMP/out" "access_order " "-v: the passes' times reach the last pass"
+has "$TMP/out" "the re-sorts among them " "-v: the re-sorts on their own"
+expect 0 "plan --json: times" "$GM" plan --json
+python3 - "$TMP/out" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: --json: stage_ms and pass_ms"; fails=$((fails + 1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+stages = {"reading", "passes", "planning", "outputs", "lifetimes", "packing", "verifying", "re_sorts"}
+assert set(j["stage_ms"]) == stages, j["stage_ms"]
+assert list(j["pass_ms"]) == j["passes_run"], (j["pass_ms"], j["passes_run"])  # GE's order, every pass that ran
+assert all(v >= 0 for v in list(j["stage_ms"].values()) + list(j["pass_ms"].values()))
+PY
 expect 0 "plan --json" "$GM" plan --json && has "$TMP/out" '"model":	"train_step"' "json summary"
 expect 0 "plan -q" "$GM" plan -q
 [ -s "$TMP/out" ] && { echo "FAIL: -q printed output"; fails=$((fails + 1)); }

@@ -73,6 +73,8 @@ typedef struct gm_lint_warning {
 typedef struct gm_pass_report {
     size_t inserted[GM_PASS_COUNT];   /* nodes inserted, by pass */
     size_t ran[GM_PASS_COUNT];        /* 1 when the pass ran */
+    double ms[GM_PASS_COUNT];         /* wall time of the pass with its re-sort, every step summed */
+    double sort_ms;                   /* of which the re-sorts (the model's topological order) */
     gm_inserted_node *nodes;          /* every inserted node, in insertion order */
     size_t n_nodes, cap_nodes;
     gm_inserted_edge *edges;          /* every control edge added, in order */

@@ -6,17 +6,10 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "graphmem/dsa.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "util/clock.h"
 
 int gm_cmd_plan_dsa(const gm_cli_opts *o)
 {
@@ -31,13 +24,13 @@ int gm_cmd_plan_dsa(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     int64_t lb = gm_dsa_lower_bound(b, n), fit = 0, best = 0;
-    double t0 = now_ms();
+    double t0 = gm_clock_ms();
     gm_status st = gm_dsa_best_fit(b, n, &fit, &err);
-    double t1 = now_ms();
+    double t1 = gm_clock_ms();
     bool optimal = false;
     gm_dsa_search_opts so = {.budget_s = o->budget_s, .node_limit = 0};
     if (st == GM_OK) st = gm_dsa_search(b, n, &so, &best, &optimal, &err);
-    double t2 = now_ms();
+    double t2 = gm_clock_ms();
     char why[512] = "";
     bool ok = st == GM_OK && gm_dsa_check(b, n, best, why, sizeof why);
     if (st == GM_OK && ok && o->output) {

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "graphmem/io.h"
 #include "graphmem/passes.h"
 #include "graphmem/plan.h"
 #include "graphmem/report.h"
+#include "util/clock.h"
 
 typedef struct plan_result {
     const gm_model *m;
@@ -28,13 +28,6 @@ typedef struct plan_result {
      * are in the plan), and staging and writing the outputs */
     double ms_read, ms_passes, ms_plan, ms_outputs;
 } plan_result;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The planner's stages on the progress line. */
 static void planning_stage(const char *stage, void *ctx)
@@ -132,6 +125,29 @@ static void print_strategies(const gm_plan *p, bool all)
                p->strategies[i].ms);
 }
 
+/* -v: where the passes' time went, each pass that ran in GE's order with the re-sort after it,
+ * then the re-sorts on their own; wrapped at 100 columns like the rest of the summary. */
+static void print_pass_times(const plan_result *r)
+{
+    enum { VALUE_COL = 29, WIDTH = 100 };
+    int col = printf("  %-26s", "pass times (ms)");
+    bool first = true;
+    for (int i = 0; i <= GM_PASS_COUNT; i++) {
+        if (i < GM_PASS_COUNT && !r->report.ran[i]) continue;
+        char item[64];
+        int len = i < GM_PASS_COUNT ? snprintf(item, sizeof item, "%s %.1f", gm_pass_name((gm_pass_id)i), r->report.ms[i])
+                                    : snprintf(item, sizeof item, "the re-sorts among them %.1f", r->report.sort_ms);
+        const char *sep = first ? "" : i < GM_PASS_COUNT ? "," : ";";
+        if (!first && col + 2 + len > WIDTH)
+            col = printf("%s\n%*s", sep, VALUE_COL - 1, "") - 2;
+        else
+            col += printf("%s", sep);
+        col += printf(" %s", item);
+        first = false;
+    }
+    printf("\n");
+}
+
 static void print_text(const gm_cli_opts *o, const plan_result *r)
 {
     const gm_model_stats *s = &r->stats;
@@ -180,6 +196,7 @@ static void print_text(const gm_cli_opts *o, const plan_result *r)
     if (o->verbosity > 0)
         printf("  %-26s reading %.1f, passes %.1f, planning %.1f, outputs %.1f ms\n", "stages", r->ms_read,
                r->ms_passes, r->ms_plan, r->ms_outputs);
+    if (o->verbosity > 0) print_pass_times(r);
     if (pl && o->verbosity > 0)
         printf("  %-26s lifetimes %.1f, packing %.1f, verifying %.1f ms (the plan's text written and\n"
                "  %-26s read back by the verifier)\n", "planning stages",
@@ -261,6 +278,20 @@ static int print_json(const gm_cli_opts *o, const plan_result *r, const gm_cli_o
         cJSON_AddBoolToObject(j, "verified", true);
     }
     cJSON_AddNumberToObject(j, "ms", r->ms);
+    /* the -v stage table, here without -v's log lines (whose writing the passes would pay) */
+    cJSON *stage = cJSON_AddObjectToObject(j, "stage_ms"), *pass_ms = cJSON_AddObjectToObject(j, "pass_ms");
+    cJSON_AddNumberToObject(stage, "reading", r->ms_read);
+    cJSON_AddNumberToObject(stage, "passes", r->ms_passes);
+    cJSON_AddNumberToObject(stage, "planning", r->ms_plan);
+    cJSON_AddNumberToObject(stage, "outputs", r->ms_outputs);
+    if (r->plan) {
+        cJSON_AddNumberToObject(stage, "lifetimes", r->plan->stage_ms[GM_PLAN_STAGE_LIFETIMES]);
+        cJSON_AddNumberToObject(stage, "packing", r->plan->stage_ms[GM_PLAN_STAGE_PACK]);
+        cJSON_AddNumberToObject(stage, "verifying", r->plan->stage_ms[GM_PLAN_STAGE_VERIFY]);
+    }
+    for (int i = 0; i < GM_PASS_COUNT; i++)
+        if (r->report.ran[i]) cJSON_AddNumberToObject(pass_ms, gm_pass_name((gm_pass_id)i), r->report.ms[i]);
+    cJSON_AddNumberToObject(stage, "re_sorts", r->report.sort_ms);
     gm_cli_outputs_json(outs, j);
     return gm_cli_print_json(j);
 }
@@ -373,7 +404,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
     gm_error_clear(&err);
     gm_cli_outputs outs;
     if (check_supported(o, &err) != GM_OK || gm_cli_outputs_begin(&outs, o, &err) != GM_OK) return gm_cli_fail(&err);
-    double t0 = now_ms();
+    double t0 = gm_clock_ms();
     gm_model *m = NULL;
     gm_cli_progress_start(o, "reading the model");
     /* check needs a MODEL; plan falls back to the embedded example. */
@@ -382,7 +413,7 @@ int gm_cmd_plan(const gm_cli_opts *o)
         return gm_cli_fail(&err);
     }
     plan_result r = {.m = m, .nodes_before = gm_model_node_count(m), .requested = o->passes};
-    r.ms_read = now_ms() - t0;
+    r.ms_read = gm_clock_ms() - t0;
     /* The counts walk every desc (0.1 s a walk at a million nodes): only for a summary printed. */
     const bool summary = o->json || o->verbosity >= 0;
     if (summary) gm_model_get_stats(m, &r.stats_before);
@@ -390,10 +421,10 @@ int gm_cmd_plan(const gm_cli_opts *o)
     const bool planning = !strcmp(o->cmd, "plan");
     gm_symbols *symbols = NULL; /* the passes' table, for the planner */
     int rc = 0;
-    double t_stage = now_ms();
+    double t_stage = gm_clock_ms();
     gm_status st = gm_passes_run_symbols(m, o->passes, &r.report, &r.available, planning ? &symbols : NULL, &err);
-    r.ms_passes = now_ms() - t_stage;
-    t_stage = now_ms();
+    r.ms_passes = gm_clock_ms() - t_stage;
+    t_stage = gm_clock_ms();
     if (st != GM_OK) {
         gm_symbols_free(symbols);
         rc = gm_cli_fail(&err);
@@ -402,13 +433,13 @@ int gm_cmd_plan(const gm_cli_opts *o)
         if (summary) gm_model_get_stats(m, &r.stats);
         if (planning) rc = make_plan(o, m, &r.report, symbols, &outs, &r.plan, &err);
     }
-    r.ms_plan = now_ms() - t_stage;
-    t_stage = now_ms();
+    r.ms_plan = gm_clock_ms() - t_stage;
+    t_stage = gm_clock_ms();
     /* The pictures (graphmem/report.h): the graph after the passes, and the plan as verified. */
     if (!rc && ((st = stage_outputs(o, &r, &outs, &err)) != GM_OK || (st = gm_cli_outputs_commit(&outs, &err)) != GM_OK))
         rc = gm_cli_fail(&err);
-    r.ms_outputs = now_ms() - t_stage;
-    r.ms = now_ms() - t0;
+    r.ms_outputs = gm_clock_ms() - t_stage;
+    r.ms = gm_clock_ms() - t0;
     gm_cli_progress_stop();
     if (!rc) {
         if (o->json) rc = print_json(o, &r, &outs);

@@ -13,6 +13,7 @@
 #include "graphmem/passes.h"
 #include "passes/dedicated.h"
 #include "passes/pass_util.h"
+#include "util/clock.h"
 
 typedef gm_status (*gm_pass_fn)(gm_pass_ctx *c);
 
@@ -133,8 +134,13 @@ gm_status gm_passes_run_symbols(gm_model *m, gm_pass_set set, gm_pass_report *re
         gm_pass_id id = k_steps[s];
         if (!(set & (1u << id)) || !k_passes[id].run) continue;
         gm_pass_ctx c = {m, report, id, err, &handoff};
+        double t0 = gm_clock_ms();
         gm_status st = k_passes[id].run(&c);
+        double t1 = gm_clock_ms();
         if (st == GM_OK) st = gm_model_toposort(m, err); /* each pass sees a sorted model */
+        double t2 = gm_clock_ms();
+        report->ms[id] += t2 - t0;
+        report->sort_ms += t2 - t1;
         if (handoff && !(k_passes[id].keeps_symbols && gm_symbols_current(handoff, m))) {
             gm_symbols_free(handoff);
             handoff = NULL;
@@ -146,7 +152,9 @@ gm_status gm_passes_run_symbols(gm_model *m, gm_pass_set set, gm_pass_report *re
         report->ran[id] = 1;
     }
     if (available) *available = avail;
+    double t0 = gm_clock_ms();
     gm_status st = gm_model_toposort(m, err);
+    report->sort_ms += gm_clock_ms() - t0;
     if (st == GM_OK && symbols && gm_symbols_current(handoff, m)) {
         *symbols = handoff;
         handoff = NULL;

@@ -33,17 +33,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "plan/dsa_internal.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return gm_clock_ms() / 1e3; }
 
 static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 

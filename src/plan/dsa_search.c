@@ -21,11 +21,11 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "graphmem/dsa.h"
 #include "plan/dsa_internal.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 /* Beyond this many buffers the search's per-node O(n) candidate scan and the overlap lists get
  * too costly; big traces get windows around the peak instead. */
@@ -38,12 +38,7 @@
 /* Windows around the peak tried on traces too big for the search (dsa_window.c). */
 #define WINDOWS 16
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return gm_clock_ms() / 1e3; }
 
 
 /* Keeps the packing at the lowest height found in best / *ub. */

@@ -18,21 +18,16 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "plan/dsa_internal.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 /* The decision's per-node scans are O(window); beyond this the window's set-up and nodes cost
  * more than the greedy pass they precede. */
 #define WINDOW_MAX_N 4000
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return gm_clock_ms() / 1e3; }
 
 static int cmp_i64(const void *x, const void *y)
 {

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "plan/dsa_internal.h"
 #include "plan/ge_strategy.h"
 #include "plan/planner_internal.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 static const char *const k_names[GM_PACK_GE_FIRST] = {"best_fit", "dsa_search"};
 
@@ -27,13 +27,6 @@ const char *gm_pack_strategy_name(gm_pack_strategy s)
     if ((unsigned)s < GM_PACK_GE_FIRST) return k_names[s];
     if ((unsigned)s < GM_PACK_COUNT) return gm_ge_strategy_name((gm_ge_strategy)(s - GM_PACK_GE_FIRST));
     return "?";
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Every item at its own address, in item order. */
@@ -67,7 +60,7 @@ static int64_t pack_unit(const gm_pack_job *job, gm_pack_strategy s, const gm_pa
         if (job->deadline_ms > 0) {
             /* One budget for every region: what is left of it, and none at all once spent (the
              * region keeps best fit's answer, the search's first order). */
-            double left_s = (job->deadline_ms - now_ms()) / 1e3;
+            double left_s = (job->deadline_ms - gm_clock_ms()) / 1e3;
             if (left_s <= 0) {
                 if (!bf) return gm_dsa_best_fit(b, u->n, &h, err) == GM_OK ? h : -1;
                 for (size_t j = 0; j < u->n; j++) b[j].offset = bf->offsets[u->first + j];
@@ -200,7 +193,7 @@ static size_t span_end(const gm_pack_job *job, size_t u0)
 
 static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *r)
 {
-    double t0 = now_ms();
+    double t0 = gm_clock_ms();
     gm_error_clear(&r->err);
     r->st = GM_OK;
     gm_dsa_buffer *b = gm_malloc((job->n_items ? job->n_items : 1) * sizeof *b);
@@ -233,7 +226,7 @@ static void run_one(const gm_pack_job *job, gm_pack_strategy s, gm_pack_result *
     for (size_t j = 0; j < job->n_items; j++) r->offsets[j] = b[j].offset;
     gm_free(b);
     if (r->st == GM_OK) r->feature_map_bytes = feature_map_bytes(job, r->heights);
-    r->ms = now_ms() - t0;
+    r->ms = gm_clock_ms() - t0;
 }
 
 typedef struct worker {
@@ -252,7 +245,7 @@ static void *work(void *arg)
         /* GE's strategies run to their end once started (each is near-linear); one whose
          * start the budget does not reach is not run. graphmem's own always run: best fit is
          * the answer, the search stops at the budget. */
-        if (s >= GM_PACK_GE_FIRST && w->job->deadline_ms > 0 && now_ms() >= w->job->deadline_ms) {
+        if (s >= GM_PACK_GE_FIRST && w->job->deadline_ms > 0 && gm_clock_ms() >= w->job->deadline_ms) {
             w->res[s].skipped = w->res[s].out_of_budget = true;
             continue;
         }

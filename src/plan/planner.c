@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis/happens_before.h"
 #include "analysis/symbols.h"
@@ -24,6 +23,7 @@
 #include "util/alloc.h"
 #include "util/parallel.h"
 #include "util/strmap.h"
+#include "util/clock.h"
 
 void gm_plan_options_init(gm_plan_options *o)
 {
@@ -65,13 +65,6 @@ void gm_plan_free(gm_plan *p)
 static void tell_stage(const gm_plan_options *o, const char *stage)
 {
     if (o->on_stage) o->on_stage(stage, o->stage_ctx);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Larger tensors (or regions) than this are refused, so that no offset + size can wrap. */
@@ -445,9 +438,9 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
     gm_strmap by_id = {0}; /* symbols by id, made when a repair first needs it */
     for (uint32_t round = 0;; round++) {
         gm_plan_verdict v;
-        double t_check = now_ms();
+        double t_check = gm_clock_ms();
         st = self_check(m, p, o, &v, err);
-        p->stage_ms[GM_PLAN_STAGE_VERIFY] += now_ms() - t_check;
+        p->stage_ms[GM_PLAN_STAGE_VERIFY] += gm_clock_ms() - t_check;
         if (st != GM_OK) break;
         p->repair_rounds++;
         size_t overlaps = v.by_kind[GM_PLAN_P_OVERLAP];
@@ -473,9 +466,9 @@ static gm_status verify_and_repair(const gm_model *m, gm_plan *p, gm_plan_items 
         } else {
             p->repaired_pairs += merged;
         }
-        double t_repack = now_ms();
+        double t_repack = gm_clock_ms();
         st = pack(m, p, it, o, false, deadline_ms, err);
-        p->stage_ms[GM_PLAN_STAGE_PACK] += now_ms() - t_repack;
+        p->stage_ms[GM_PLAN_STAGE_PACK] += gm_clock_ms() - t_repack;
         if (st != GM_OK) break;
     }
     gm_strmap_free(&by_id);
@@ -586,7 +579,7 @@ gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, gm_
                             (long long)o->align);
     }
 
-    double t_start = now_ms();
+    double t_start = gm_clock_ms();
     tell_stage(o, "lifetimes");
     gm_symbols *s = NULL;
     gm_hb *hb = NULL;
@@ -619,13 +612,13 @@ gm_status gm_plan_build_symbols(const gm_model *m, const gm_plan_options *o, gm_
     /* the bound is taken on the accesses, before any release, join or repair lengthens a
      * lifetime: it must hold for every valid plan, not just this one */
     if (bound_and_items(m, p, &it, &remap, o) != GM_OK) goto nomem;
-    double t_pack = now_ms();
+    double t_pack = gm_clock_ms();
     p->stage_ms[GM_PLAN_STAGE_LIFETIMES] = t_pack - t_start;
     tell_stage(o, "packing");
     /* one clock budget for the packing, the repairs' re-packing included */
     double deadline_ms = o->search_budget_s > 0 ? t_pack + o->search_budget_s * 1e3 : 0;
     if ((st = pack(m, p, &it, o, true, deadline_ms, err)) != GM_OK) goto fail;
-    p->stage_ms[GM_PLAN_STAGE_PACK] = now_ms() - t_pack;
+    p->stage_ms[GM_PLAN_STAGE_PACK] = gm_clock_ms() - t_pack;
 
     tell_stage(o, "verifying");
     if ((st = verify_and_repair(m, p, &it, o, deadline_ms, err)) != GM_OK) goto fail;
