@@ -38,8 +38,6 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 
-static double now_s(void) { return gm_clock_ms() / 1e3; }
-
 static int64_t align_up(int64_t v, int64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
 typedef struct trail_ent {
@@ -239,7 +237,7 @@ again:
         goto out;
     }
     if (c->nodes > c->node_cap ||
-        ((c->nodes & 1023) == 0 && c->deadline > 0 && now_s() > c->deadline)) {
+        ((c->nodes & 1023) == 0 && c->deadline > 0 && gm_clock_s() > c->deadline)) {
         c->stop = true;
         r = R_STOP;
         goto out;

@@ -38,9 +38,6 @@
 /* Windows around the peak tried on traces too big for the search (dsa_window.c). */
 #define WINDOWS 16
 
-static double now_s(void) { return gm_clock_ms() / 1e3; }
-
-
 /* Keeps the packing at the lowest height found in best / *ub. */
 static void take(const gm_dsa_bb *bb, const gm_dsa_buffer *b, size_t n, int64_t *ub, int64_t *best)
 {
@@ -71,9 +68,9 @@ static int tighten(gm_dsa_bb *bb, const gm_dsa_buffer *b, size_t n, int64_t lb, 
             if (limit) cap = limit / 2;
         } else {
             if (deadline > 0) {
-                double left = deadline - now_s();
+                double left = deadline - gm_clock_s();
                 if (left <= 0) break;
-                dl = now_s() + left / 2;
+                dl = gm_clock_s() + left / 2;
             }
             if (limit) {
                 if (nodes >= limit) break;
@@ -86,7 +83,7 @@ static int tighten(gm_dsa_bb *bb, const gm_dsa_buffer *b, size_t n, int64_t lb, 
         if (r == -2) return -2;
         if (r == 1) take(bb, b, n, ub, best);
         else lo = H + 1;
-        if (deadline > 0 && now_s() > deadline) break;
+        if (deadline > 0 && gm_clock_s() > deadline) break;
     }
     return 0;
 }
@@ -101,7 +98,7 @@ gm_status gm_dsa_search_from(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opt
                              const int64_t *size_order, int64_t size_order_height, int64_t *height,
                              bool *optimal, gm_error *err)
 {
-    double t0 = now_s();
+    double t0 = gm_clock_s();
     double budget = opts ? opts->budget_s : 0;
     uint64_t limit = opts ? opts->node_limit : 0;
     if (budget <= 0 && limit == 0) limit = GM_DSA_DEFAULT_NODES; /* never an unbounded search */
@@ -131,7 +128,7 @@ gm_status gm_dsa_search_from(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opt
     for (size_t k = 0; k < nsteps; k++) {
         int o = steps[k];
         if (o == 100 + GM_DSA_PEAK_COLUMN && n <= SEARCH_MAX_N) continue;
-        double t_order = now_s();
+        double t_order = gm_clock_s();
         int64_t h;
         gm_status st = GM_OK;
         if (o == GM_DSA_ORDER_SIZE && size_order) {
@@ -150,7 +147,7 @@ gm_status gm_dsa_search_from(gm_dsa_buffer *b, size_t n, const gm_dsa_search_opt
             for (size_t i = 0; i < n; i++) best[i] = b[i].offset;
         }
         /* Big traces: another order only when it should end within the budget. */
-        double t_now = now_s();
+        double t_now = gm_clock_s();
         if (ub == lb || (deadline > 0 && t_now + (t_now - t_order) > deadline)) break;
         /* Huge units without a clock budget: a first answer within NEAR_LOAD of LOAD ends the
          * search. Each further order is a whole best fit (1.6-2.7 s at 750,000 buffers) that

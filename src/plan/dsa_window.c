@@ -27,8 +27,6 @@
  * more than the greedy pass they precede. */
 #define WINDOW_MAX_N 4000
 
-static double now_s(void) { return gm_clock_ms() / 1e3; }
-
 static int cmp_i64(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
@@ -129,7 +127,7 @@ gm_status gm_dsa_window_improve(gm_dsa_buffer *b, size_t n, int64_t lb, int64_t 
     size_t tried = 0, prev_m = 0;
     /* Half-widths 1, 2, 4, ... instants of the trace on each side of t*. */
     for (size_t half = 1; half < 2 * w.nt && tried < max_windows; half *= 2) {
-        if (deadline > 0 && now_s() > deadline) break;
+        if (deadline > 0 && gm_clock_s() > deadline) break;
         int64_t w0 = w.ts[p >= half ? p - half : 0];
         int64_t w1 = w.ts[p + half < w.nt ? p + half : w.nt - 1];
         size_t m = 0;

@@ -11,3 +11,5 @@ double gm_clock_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+double gm_clock_s(void) { return gm_clock_ms() / 1e3; }

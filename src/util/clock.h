@@ -7,5 +7,7 @@
 
 /* Milliseconds since an arbitrary fixed point (CLOCK_MONOTONIC): only differences mean anything. */
 double gm_clock_ms(void);
+/* The same clock in seconds, as the packers' budgets are given. */
+double gm_clock_s(void);
 
 #endif
