@@ -460,11 +460,25 @@ static Onnx__ValueInfoProto *value_info(wr *w, const char *name, const gm_tensor
     return vi;
 }
 
-/* A value_info for output k of n: its kept type, else the one its desc says. */
-static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k)
+/* A desc that knows neither the element type nor a shape ONNX can say claims nothing a type
+ * could carry: the value may not even be a tensor (a sequence or an optional that no declaration
+ * named, so the reader kept no type for it). An inner value's value_info then goes without a
+ * type, as ONNX lets it, rather than as a tensor of UNDEFINED elements, which onnx.checker's
+ * shape inference refuses against the sequence its producer makes. What else the desc says
+ * travels in the output's graphmem.output record, as for any shape ONNX cannot say. A graph's
+ * inputs and outputs must have a type: theirs stay. */
+static bool says_nothing(const gm_tensor_desc *d)
+{
+    return d->dtype == GM_DT_UNDEFINED && (d->ndims < 0 || !shape_fits(d));
+}
+
+/* A value_info for output k of n: its kept type, else the one its desc says (for an inner
+ * value, none when the desc says nothing). */
+static Onnx__ValueInfoProto *output_info(wr *w, const char *name, const gm_node *n, uint32_t k, bool inner)
 {
     Onnx__TypeProto *kept = kept_type(w, n, k);
-    Onnx__ValueInfoProto *vi = value_info(w, name, kept || !n || k >= n->n_out ? NULL : &n->out[k].desc);
+    const gm_tensor_desc *d = kept || !n || k >= n->n_out ? NULL : &n->out[k].desc;
+    Onnx__ValueInfoProto *vi = value_info(w, name, d && !(inner && says_nothing(d)) ? d : NULL);
     if (vi && kept) vi->type = kept;
     return vi;
 }
@@ -854,7 +868,7 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g, const scope *sc)
                 pv_push(w, &vis, vi);
                 break;
             }
-            Onnx__ValueInfoProto *vi = names ? output_info(w, names[0], n, 0) : NULL;
+            Onnx__ValueInfoProto *vi = names ? output_info(w, names[0], n, 0, false) : NULL;
             if (vi) vi->doc_string = record_of(w, n, pos);
             pv_push(w, &inputs, vi);
             break;
@@ -864,7 +878,7 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g, const scope *sc)
         case R_NODE:
             pv_push(w, &nodes, write_node(w, n));
             for (uint32_t k = 0; k < n->n_out && names; k++) {
-                if (!feeds(netout, n, k)) pv_push(w, &vis, output_info(w, names[k], n, k));
+                if (!feeds(netout, n, k)) pv_push(w, &vis, output_info(w, names[k], n, k, true));
             }
             break;
         }
@@ -873,7 +887,7 @@ static Onnx__GraphProto *write_graph(wr *w, const gm_graph *g, const scope *sc)
     for (uint32_t i = 0; netout && i < netout->n_in && !w->oom; i++) {
         const gm_node *p = netout->in[i].src;
         bool has = p && (uint32_t)netout->in[i].src_index < p->n_out;
-        pv_push(w, &outputs, has ? output_info(w, input_value(w, netout, i), p, (uint32_t)netout->in[i].src_index)
+        pv_push(w, &outputs, has ? output_info(w, input_value(w, netout, i), p, (uint32_t)netout->in[i].src_index, false)
                                  : value_info(w, input_value(w, netout, i), NULL));
     }
     gp->input = pv_take(w, &inputs, &gp->n_input);
