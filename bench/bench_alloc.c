@@ -459,10 +459,10 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     gm_worst = (gm_breakdown){0};
     /* graphmem-plan (memory first, learning the first iteration's plan), untimed first too */
     gm_stack gp;
-    double cold_ms = bench_now_ms(); /* the first replay learns: timed too, for the record */
+    double cold_ms = gm_clock_ms(); /* the first replay learns: timed too, for the record */
     if (gm_stack_open(&gp, t, STACK_PLAN) || replay_gm(&gp, t, h, samples))
         return fprintf(stderr, "bench_alloc: graphmem-plan: allocator failure\n"), gm_stack_close(&gp), gm_stack_close(&gt), -1;
-    cold_ms = bench_now_ms() - cold_ms;
+    cold_ms = gm_clock_ms() - cold_ms;
     reserved[A_PLAN] = max_of(samples, t->n_peak_at);
     const size_t plan_syncs = gp.dev.syncs;
     gm_worst = (gm_breakdown){0};
@@ -477,12 +477,12 @@ static int bench_trace(const char *label, const at_trace *t, int runs)
     for (int r = 0; r < runs; r++) {
         for (int a = 0; a < A_COUNT; a++) {
             if (!peers[a].present || !timed[a]) continue;
-            double t0 = bench_now_ms();
+            double t0 = gm_clock_ms();
             int rc = a == A_GRAPHMEM ? replay_gm(&gs, t, h, NULL)
                      : a == A_TIGHT  ? replay_gm(&gt, t, h, NULL)
                      : a == A_PLAN   ? replay_gm(&gp, t, h, NULL)
                                      : replay_peer(a, t, h, NULL, 0);
-            secs[a][r] = (bench_now_ms() - t0) / 1e3;
+            secs[a][r] = (gm_clock_ms() - t0) / 1e3;
             if (rc) return fprintf(stderr, "bench_alloc: %s failed\n", alloc_name[a]), -1;
         }
     }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis/reach.h"
 #include "conflict/lint.h"
@@ -32,12 +31,12 @@ int main(int argc, char **argv)
 
     gm_model *m = NULL;
     gm_error err;
-    double t0 = bench_now_ms();
+    double t0 = gm_clock_ms();
     if (gm_model_read_file(argv[1], &m, &err) != GM_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 2;
     }
-    double load_ms = bench_now_ms() - t0;
+    double load_ms = gm_clock_ms() - t0;
     printf("model %s: %zu nodes, %zu graphs, loaded in %.0f ms\n", argv[1], gm_model_node_count(m),
            gm_model_graph_count(m), load_ms);
 
@@ -49,9 +48,9 @@ int main(int argc, char **argv)
         memset(&rep, 0, sizeof rep);
         gm_error_clear(&err);
         gm_pass_ctx c = {m, &rep, GM_PASS_LINT, &err, NULL};
-        double a = bench_now_ms();
+        double a = gm_clock_ms();
         gm_status s = gm_lint_verify(&c, gm_model_root(m), 0, &st);
-        lint_ms[r] = bench_now_ms() - a;
+        lint_ms[r] = gm_clock_ms() - a;
         gm_pass_report_free(&rep);
         if (s != GM_OK && s != GM_ERR_PROBLEM) {
             fprintf(stderr, "lint: %s\n", err.message);
@@ -59,13 +58,13 @@ int main(int argc, char **argv)
             return 1;
         }
         gm_reach *reach = NULL;
-        a = bench_now_ms();
+        a = gm_clock_ms();
         if (gm_reach_new(m, &reach) != GM_OK) {
             fprintf(stderr, "reach: out of memory\n");
             gm_model_free(m);
             return 1;
         }
-        reach_ms[r] = bench_now_ms() - a;
+        reach_ms[r] = gm_clock_ms() - a;
         gm_reach_free(reach);
         printf("%3ld   %12.1f   %12.1f\n", r + 1, lint_ms[r], reach_ms[r]);
     }

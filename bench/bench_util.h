@@ -1,5 +1,6 @@
 /*
- * bench_util.h — what every benchmark program shares: a monotonic clock in milliseconds, the
+ * bench_util.h — what every benchmark program shares: the library's monotonic clock
+ * (util/clock.h, so a benchmark's figures and the command's stage table read one clock), the
  * median (benchmarks quote medians: one disturbed run must not move a figure), and reading
  * the kernel's memory counters. Header-only: each benchmark source is its own program.
  */
@@ -9,14 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static inline double bench_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "util/clock.h"
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {

@@ -138,10 +138,12 @@ static void print_pass_times(const plan_result *r)
         int len = i < GM_PASS_COUNT ? snprintf(item, sizeof item, "%s %.1f", gm_pass_name((gm_pass_id)i), r->report.ms[i])
                                     : snprintf(item, sizeof item, "the re-sorts among them %.1f", r->report.sort_ms);
         const char *sep = first ? "" : i < GM_PASS_COUNT ? "," : ";";
-        if (!first && col + 2 + len > WIDTH)
-            col = printf("%s\n%*s", sep, VALUE_COL - 1, "") - 2;
-        else
+        if (!first && col + 2 + len > WIDTH) { /* the separator ends the line; the item starts the next */
+            printf("%s\n%*s", sep, VALUE_COL - 1, "");
+            col = VALUE_COL - 1;
+        } else {
             col += printf("%s", sep);
+        }
         col += printf(" %s", item);
         first = false;
     }
