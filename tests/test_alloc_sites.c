@@ -463,6 +463,21 @@ static gm_status wl_dims(const input *in, gm_error *err)
     return st;
 }
 
+/* A file big enough to go to the disk past the page cache: its bounce buffer (file_set.c). */
+static gm_status wl_big_file(const input *in, gm_error *err)
+{
+    (void)in;
+    enum { BIG = (8 << 20) + 1 };
+    char *data = calloc(1, BIG);
+    if (!data) return gm_error_set(err, GM_ERR_NOMEM, "out of memory");
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/gm_alloc_sites_big_%ld.out", (long)getpid());
+    gm_status st = gm_write_file(path, data, BIG, err);
+    unlink(path);
+    free(data);
+    return st;
+}
+
 /* A command's outputs, all or none (gm_files: a regular file staged and renamed, a device kept
  * and written at the commit), and a plan verified against the model as it was: the passes it
  * records run again, and a plan whose recorded passes differ has the mismatch listed first. */
@@ -976,6 +991,7 @@ static void every_site_fails_cleanly(void **state)
     sweep(wl_report, NULL, "report", &t);
     sweep(wl_verify_file, NULL, "verify_file", &t);
     sweep(wl_outputs_and_original, NULL, "outputs_and_original", &t);
+    sweep(wl_big_file, NULL, "big_file", &t);
     sweep(wl_dims, NULL, "dims", &t);
     sweep(wl_dsa, NULL, "dsa", &t);
     sweep(wl_dsa_degenerate, NULL, "dsa_degenerate", &t);

@@ -5,10 +5,14 @@
  * it was or whole, and a command that stages all its outputs before committing writes nothing
  * when any step fails. gm_write_file is the set of one.
  */
-/* realpath() is an XSI function: the build's _POSIX_C_SOURCE alone does not declare it. */
+/* realpath() is an XSI function: the build's _POSIX_C_SOURCE alone does not declare it.
+ * O_DIRECT (Linux) is a GNU one. */
 #define _XOPEN_SOURCE 700
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,54 @@ static int write_all(int fd, const char *p, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+/* Big staged files bypass the page cache (O_DIRECT). A million-node plan is ~300 MB, and a
+ * buffered write copies it into the cache, a second of CPU on the 2-core machine taken from the
+ * verifier the plan is staged beside, only for fsync to send it to the disk anyway. A direct
+ * write hands the disk user pages instead (0.03 s of CPU, 0.2-0.3 s of wall time for 294 MB).
+ * It needs the bytes, the file offset and the length on block boundaries, and a caller's bytes
+ * are seldom page-aligned (jemalloc offsets big blocks within their first page), so each stretch
+ * is copied into an aligned bounce buffer first: a memcpy, a tenth of the cache's cost. The tail
+ * past the last block goes through the cache. Where no bounce buffer can be had or the file
+ * system refuses (tmpfs: EINVAL), the rest is written as before. The bytes on disk are the same
+ * either way. */
+enum { DIRECT_FROM = 8 << 20, DIRECT_ALIGN = 4096, BOUNCE = 8 << 20 };
+
+static int write_direct(int fd, const char *p, size_t n)
+{
+#ifdef O_DIRECT
+    int fl = n >= DIRECT_FROM ? fcntl(fd, F_GETFL) : -1;
+    char *mem = fl >= 0 ? gm_malloc(BOUNCE + DIRECT_ALIGN) : NULL;
+    if (!mem || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0) {
+        gm_free(mem);
+        return write_all(fd, p, n);
+    }
+    char *bounce = mem + (DIRECT_ALIGN - (uintptr_t)mem % DIRECT_ALIGN) % DIRECT_ALIGN;
+    size_t bulk = n / DIRECT_ALIGN * DIRECT_ALIGN, done = 0;
+    bool direct = true;
+    while (direct && done < bulk) {
+        size_t k = bulk - done < BOUNCE ? bulk - done : BOUNCE, put = 0;
+        memcpy(bounce, p + done, k);
+        while (put < k) {
+            ssize_t w = write(fd, bounce + put, k - put);
+            if (w < 0 && errno == EINTR) continue;
+            if (w > 0) put += (size_t)w;
+            /* refused, or a short write off the block grid: the rest through the cache, from
+             * where the file now ends */
+            if (w <= 0 || (size_t)w % DIRECT_ALIGN) {
+                direct = false;
+                break;
+            }
+        }
+        done += put;
+    }
+    gm_free(mem);
+    if (fcntl(fd, F_SETFL, fl) != 0) return -1;
+    return write_all(fd, p + done, n - done);
+#else
+    return write_all(fd, p, n);
+#endif
 }
 
 /* Devices, pipes and the like (/dev/stdout) cannot be replaced by a rename: written directly. */
@@ -153,7 +205,7 @@ gm_status gm_files_add(gm_files *fs, const char *path, const void *data, size_t 
         staged_free(&s, true);
         return create_failed(path, e, err);
     }
-    int rc = write_all(fd, data, len);
+    int rc = write_direct(fd, data, len);
     /* Keep an existing file's permission bits; flush to disk before the rename so that a crash
      * leaves either the old file or the whole new one. */
     if (rc == 0 && exists) rc = fchmod(fd, sb.st_mode & 07777);
