@@ -1110,6 +1110,71 @@ static void test_split_read_ahead(void **state)
     }
 }
 
+/* The read-ahead thread reads most nodes straight from the text (io/json_read_fast.c) and the
+ * rest with cJSON: whichever way a node goes, the model read, or the message, is the whole
+ * reading's. Nodes of every field the fast way takes, and nodes just outside what it takes. */
+static void test_split_read_fast(void **state)
+{
+    (void)state;
+    static const char *const nodes[] = {
+        /* the fast way: every field it reads */
+        "{\"name\": \"f1\", \"type\": \"Split\", \"inputs\": [\"d0:0\", \"r5:0\"], \"control_inputs\": [\"r6\", \"r7\"], "
+        "\"stream\": 2, \"input_names\": [\"x\", \"\"], \"outputs\": [{\"dtype\": \"float16\", \"shape\": [2, 3], "
+        "\"reuse_input\": true, \"reuse_input_index\": 1}, {\"shape\": [], \"attrs\": {\"_k\": \"v\\u00e9\"}}, {}], "
+        "\"output_names\": [\"y0\", \"\"], \"attrs\": {\"axis\": -1, \"f\": 1.5e-3, \"l\": [1, 2], \"b\": false, "
+        "\"s\": \"a\\\"b\"}}",
+        "{ \"type\" : \"Relu\" , \"name\" : \"f2:x\" , \"inputs\" : [ \"d0:0\" ] , \"outputs\" : [ { \"shape\" : [ 7 ] , "
+        "\"reuse_input\" : false , \"reuse_input_index\" : 0 } ] , \"stream\" : -3 }",
+        "{\"name\": \"f3\", \"type\": \"Relu\", \"inputs\": [\"f2:x:0\"], \"outputs\": [{\"shape\": [-1, 4]}]}",
+        "{\"name\": \"f4\", \"type\": \"Relu\", \"inputs\": [\"d0:00\"], \"attrs\": {}, \"outputs\": []}",
+        /* the cJSON way, read well */
+        "{\"name\": \"s1\\u0041\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"]}",             /* an escape */
+        "{\"name\": \"s2\", \"type\": \"Relu\", \"inputs\": [\"\"], \"outputs\": [{}]}",             /* unconnected */
+        "{\"name\": \"s3\", \"type\": \"Relu\", \"outputs\": [{\"shape\": [1], \"layout\": \"ND\"}]}", /* a desc field */
+        "{\"name\": \"s4\", \"type\": \"Relu\", \"outputs\": [{\"size\": 64, \"memory_type\": \"hbm\"}]}",
+        "{\"name\": \"s5\", \"type\": \"Relu\", \"stream\": 1e0}",                              /* 1e0 */
+        "{\"name\": \"s6\", \"type\": \"Relu\", \"outputs\": [{\"shape\": [1.0]}]}",
+        "{\"name\": \"s7\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"], \"input_descs\": [{\"dtype\": \"int8\"}]}",
+        /* the cJSON way, and the walk's message */
+        "{\"name\": \"e1\", \"type\": \"Relu\", \"stream\": -0}",
+        "{\"name\": \"e2\", \"type\": \"Relu\", \"name\": \"e2b\"}",                          /* a key twice */
+        "{\"name\": \"e3\", \"type\": \"Relu\", \"outputs\": [{\"dtype\": \"float16\", \"dtype\": \"int8\"}]}",
+        "{\"name\": \"e4\", \"type\": \"Relu\", \"outputs\": [{\"shape\": [-7]}]}",            /* a bad dim */
+        "{\"name\": \"e5\", \"type\": \"Relu\", \"outputs\": [{}], \"output_names\": [\"a\", \"b\"]}",
+        "{\"name\": \"e6\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"], \"input_names\": [\"a\", \"b\"]}",
+        "{\"name\": \"e7\", \"type\": \"Relu\", \"inputs\": [\"d0:99999999999\"]}",           /* index too large */
+        "{\"name\": \"e8\", \"type\": \"Relu\", \"inputs\": [\":0\"]}",
+        "{\"name\": \"e9\", \"type\": \"Relu\", \"control_inputs\": [\"\"]}",
+        "{\"name\": \"e10\", \"type\": \"Relu\", \"attrs\": {\"a\": 1, \"a\": 2}}",          /* an attr twice */
+        "{\"name\": \"e11\", \"type\": \"Relu\", \"attrs\": {\"a\": 01}}",                     /* lexical */
+        "{\"name\": \"e12\", \"type\": \"Relu\", \"outputs\": [{\"reuse_input\": 1}]}",
+        "{\"name\": \"e13\", \"type\": \"Relu\", \"outputs\": [{\"reuse_input_index\": -1}]}",
+        "{\"name\": \"e14\", \"type\": \"\"}",
+        "{\"name\": \"r9\", \"type\": \"Relu\", \"outputs\": [{}]}",                            /* a name taken */
+        "{\"name\": \"e15\", \"type\": \"Relu\", \"outputs\": [{\"dtype\": \"nope\"}], \"inputs\": [3]}",
+        "{\"name\": \"e16\", \"type\": \"Relu\", \"stream\": 99999999999999999999}",
+        "{\"name\": \"e17\", \"type\": \"Relu\", \"outputs\": [{\"attrs\": {\"_x\": [1, \"a\"]}}]}",
+    };
+    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
+        char *g = long_graph(5000, 2000 + (int)i, nodes[i], -1, NULL);
+        expect_same_both_ways(g);
+        free(g);
+    }
+    /* names too long for the fast way's copies: a node's own, and its producer's in an input */
+    char longname[301], a[400], b[400];
+    memset(longname, 'x', 300);
+    longname[300] = '\0';
+    snprintf(a, sizeof a, "{\"name\": \"%s\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"], \"outputs\": [{}]}", longname);
+    snprintf(b, sizeof b, "{\"name\": \"after\", \"type\": \"Relu\", \"inputs\": [\"%s:0\"], \"outputs\": [{}]}", longname);
+    char *lg = long_graph(5000, 1500, a, 1501, b);
+    expect_same_both_ways(lg);
+    free(lg);
+    /* every good node of the list in one model, read the same both ways */
+    char *g = long_graph(5000, 2000, nodes[0], 2001, nodes[1]);
+    expect_same_both_ways(g);
+    free(g);
+}
+
 /* A big text (16 MB and more) is checked for UTF-8 and scanned for its node lists side by side:
  * the same message for a bad byte as in a small text, and a good big text reads. */
 static void test_big_text_scans(void **state)
@@ -1481,6 +1546,7 @@ int main(void)
         cmocka_unit_test(test_split_matches_whole),
         cmocka_unit_test(test_split_gives_up),
         cmocka_unit_test(test_split_read_ahead),
+        cmocka_unit_test(test_split_read_fast),
         cmocka_unit_test(test_big_text_scans),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_write_file),

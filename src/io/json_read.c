@@ -19,6 +19,7 @@
  *    the first bad number or string, then the first problem of the walk; so when the split
  *    reading stops on a problem, the nodes not parsed yet are checked first (settle()).
  */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -545,14 +546,16 @@ gm_status gm_jr_parse_element(jr *r, size_t b, size_t e, cJSON **node, gm_json_n
     return st;
 }
 
-/* The next element of a split array: from the read-ahead thread, else parsed here. */
+/* The next element of a split array: from the read-ahead thread (its tree, or its node read
+ * the fast way into *fast with its links), else parsed here. */
 static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_split *a, size_t i, cJSON **node,
-                              gm_json_nums **nums)
+                              gm_json_nums **nums, gm_jr_fast *fast, const gm_jr_links **links)
 {
     bool parsed = false;
     gm_status st;
+    fast->node = NULL;
     if (ahead) {
-        st = gm_jr_ahead_next(ahead, r, node, nums, &parsed);
+        st = gm_jr_ahead_next(ahead, r, node, nums, fast, links, &parsed);
     } else {
         size_t b, e;
         gm_json_split_element(r->split, a, i, &b, &e);
@@ -567,10 +570,25 @@ static gm_status next_element(jr *r, gm_jr_ahead *ahead, const gm_json_array_spl
 /* The name map's slots the next node will probe (its name, its producers', its control
  * inputs'), asked for before this node is read: on a million nodes the map is far from the
  * cache, and each probe was a wait. Only a look: a malformed node is told when it is read. */
-static void prefetch_names(const jr *r, const cJSON *next)
+static void prefetch_names(const jr *r, const gm_jr_ahead *ahead)
 {
-    if (!next) return;
+    const cJSON *next;
+    const gm_jr_fast *fast;
+    const gm_jr_links *links;
+    if (!gm_jr_ahead_peek(ahead, &next, &fast, &links)) return;
     const gm_strmap *map = &r->m->node_by_name;
+    if (fast) {
+        gm_strmap_prefetch(map, fast->node->name, strlen(fast->node->name));
+        for (size_t i = 0; i < fast->n_in; i++) {
+            const gm_jr_link *l = &links->v[fast->first_in + i];
+            gm_strmap_prefetch(map, r->text + l->b, l->n);
+        }
+        for (size_t i = 0; i < fast->n_ctrl; i++) {
+            const gm_jr_link *l = &links->v[fast->first_ctrl + i];
+            gm_strmap_prefetch(map, r->text + l->b, l->n);
+        }
+        return;
+    }
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(next, "name");
     if (cJSON_IsString(nm)) gm_strmap_prefetch(map, nm->valuestring, strlen(nm->valuestring));
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(next, "inputs");
@@ -584,10 +602,55 @@ static void prefetch_names(const jr *r, const cJSON *next)
         if (cJSON_IsString(e)) gm_strmap_prefetch(map, e->valuestring, strlen(e->valuestring));
 }
 
+/* A name of the text, NUL-terminated, in buf (json_read_fast.c takes none that does not fit). */
+static const char *text_name(const jr *r, const gm_jr_link *l, char buf[GM_JR_FAST_NAME_MAX])
+{
+    assert(l->n < GM_JR_FAST_NAME_MAX);
+    memcpy(buf, r->text + l->b, l->n);
+    buf[l->n] = '\0';
+    return buf;
+}
+
+/* A node read the fast way (json_read_fast.h) into its graph: placed (refused as read_node's
+ * gm_graph_add_node would refuse it: the name taken), its stream set, its inputs and control
+ * inputs linked as read_node_links links them, its input names set. Its outputs, output names
+ * and attributes are read already; nothing else in it can be wrong (json_read_fast.c takes only
+ * what the walk accepts). */
+static gm_status read_fast_node(jr *r, gm_graph *g, gm_jr_fast *fast, const gm_jr_links *links)
+{
+    char buf[GM_JR_FAST_NAME_MAX];
+    const gm_jr_link tl = {fast->type, fast->type_len, -1};
+    gm_node *n = gm_ir_node_attach(g, fast->node, text_name(r, &tl, buf), r->err);
+    fast->node = NULL;
+    if (!n) return r->err ? r->err->code : GM_ERR_INPUT;
+    gm_node_set_stream(n, fast->stream);
+    for (size_t i = 0; i < fast->n_in; i++) {
+        const gm_jr_link *l = &links->v[fast->first_in + i];
+        if (gm_node_add_input_early(n, text_name(r, l, buf), l->idx) != GM_OK) return gm_jr_oom(r);
+    }
+    for (size_t i = 0; i < fast->n_ctrl;) {
+        /* in parts of GM_CTRL_EARLY_MAX, as read_node_links gives them */
+        char names[GM_CTRL_EARLY_MAX][GM_JR_FAST_NAME_MAX];
+        const char *v[GM_CTRL_EARLY_MAX];
+        size_t k = 0;
+        for (; k < GM_CTRL_EARLY_MAX && i < fast->n_ctrl; k++, i++)
+            v[k] = text_name(r, &links->v[fast->first_ctrl + i], names[k]);
+        if (gm_node_add_control_inputs_early(n, v, k) != GM_OK) return gm_jr_oom(r);
+    }
+    if (!gm_node_outputs_known(n)) note_unknown(r);
+    for (size_t i = 0; i < fast->n_iname; i++) {
+        const gm_jr_link *l = &links->v[fast->first_iname + i];
+        /* "" keeps the op table's name */
+        if (l->n && gm_node_set_input_name(n, i, text_name(r, l, buf)) != GM_OK) return gm_jr_oom(r);
+    }
+    return GM_OK;
+}
+
 /* The nodes of a graph when split: the skeleton holds the array emptied, and its elements are
  * those of the next recorded array (the walk meets the graphs in document order, as the scan
  * recorded them). Each node's tree lives only while it is read, with its own number tokens;
- * a long array's nodes are parsed ahead on another thread (json_read_ahead.h). */
+ * a long array's nodes are parsed ahead on another thread (json_read_ahead.h), most of them
+ * read there the fast way (json_read_fast.h). */
 static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, const cJSON *arr)
 {
     const gm_json_split *sp = r->split;
@@ -599,12 +662,18 @@ static gm_status read_split_nodes(jr *r, gm_graph *g, const jplace *gplace, cons
     for (size_t i = 0; i < a->count && st == GM_OK; i++) {
         cJSON *node = NULL;
         gm_json_nums *nums = NULL;
-        st = next_element(r, ahead, a, i, &node, &nums);
+        gm_jr_fast fast;
+        const gm_jr_links *links = NULL;
+        st = next_element(r, ahead, a, i, &node, &nums, &fast, &links);
         if (st == GM_OK) {
-            prefetch_names(r, gm_jr_ahead_peek(ahead));
-            r->nums = nums;
-            st = read_node(r, g, gplace, i, node);
-            r->nums = &r->tree_nums;
+            prefetch_names(r, ahead);
+            if (fast.node) {
+                st = read_fast_node(r, g, &fast, links);
+            } else {
+                r->nums = nums;
+                st = read_node(r, g, gplace, i, node);
+                r->nums = &r->tree_nums;
+            }
         }
         if (!ahead) cJSON_Delete(node); /* the read-ahead's trees are lent */
     }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "ir/ir.h"
 #include "util/alloc.h"
 #include "util/parallel.h"
 
@@ -12,8 +13,11 @@
 enum { BATCH = 64, SLOTS = 8, MIN_ELEMENTS = 4096 };
 
 typedef struct batch {
-    cJSON *node[BATCH]; /* lent to the reader, deleted when the slot is filled again */
+    cJSON *node[BATCH]; /* lent to the reader, deleted when the slot is filled again; NULL where
+                           the element was read the fast way */
     gm_json_nums nums[BATCH];
+    gm_jr_fast fast[BATCH]; /* the fast way's (json_read_fast.h): its node given to the reader */
+    gm_jr_links links;      /* the fast nodes' inputs, control inputs and input names */
     size_t n;        /* elements ready, the batch's first n */
     gm_status st;    /* the element after them failed (GM_OK: none did) */
     gm_error err;
@@ -55,10 +59,16 @@ static void fill(gm_jr_ahead *h, batch *b, size_t first)
     }
     b->n = 0;
     b->st = GM_OK;
+    b->links.n = 0;
     size_t end = first + BATCH < h->a->count ? first + BATCH : h->a->count;
     for (size_t i = first; i < end; i++) {
         size_t tb, te;
         gm_json_split_element(h->wr.split, h->a, i, &tb, &te);
+        if (gm_jr_fast_node(&h->wr, tb, te, &b->links, &b->nums[b->n], &b->fast[b->n])) {
+            b->node[b->n++] = NULL;
+            continue;
+        }
+        gm_error_clear(&h->werr); /* what the fast way met is cJSON's and the walk's to tell */
         cJSON *node = NULL;
         bool parsed = false;
         gm_status st = gm_jr_parse_element(&h->wr, tb, te, &node, &b->nums[b->n], &parsed);
@@ -111,9 +121,11 @@ fail_mu:
     return NULL;
 }
 
-gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **nums, bool *parsed)
+gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **nums, gm_jr_fast *fast,
+                           const gm_jr_links **links, bool *parsed)
 {
     *node = NULL;
+    fast->node = NULL;
     if (h->cur && h->pos == h->cur->n && h->cur->st == GM_OK) {
         pthread_mutex_lock(&h->mu);
         h->consumed++;
@@ -131,6 +143,11 @@ gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **n
     batch *b = h->cur;
     if (h->pos < b->n) {
         *node = b->node[h->pos];
+        if (!*node) { /* read the fast way: its node the reader's now */
+            *fast = b->fast[h->pos];
+            b->fast[h->pos].node = NULL;
+        }
+        *links = &b->links;
         *nums = &b->nums[h->pos++];
         *parsed = true;
         return GM_OK;
@@ -141,10 +158,14 @@ gm_status gm_jr_ahead_next(gm_jr_ahead *h, jr *r, cJSON **node, gm_json_nums **n
     return b->st;
 }
 
-const cJSON *gm_jr_ahead_peek(const gm_jr_ahead *h)
+bool gm_jr_ahead_peek(const gm_jr_ahead *h, const cJSON **node, const gm_jr_fast **fast, const gm_jr_links **links)
 {
     /* the reader's batch is complete and its own until it is handed back */
-    return h && h->cur && h->pos < h->cur->n ? h->cur->node[h->pos] : NULL;
+    if (!h || !h->cur || h->pos >= h->cur->n) return false;
+    *node = h->cur->node[h->pos];
+    *fast = *node ? NULL : &h->cur->fast[h->pos];
+    *links = &h->cur->links;
+    return true;
 }
 
 void gm_jr_ahead_stop(gm_jr_ahead *h)
@@ -155,11 +176,15 @@ void gm_jr_ahead_stop(gm_jr_ahead *h)
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
     pthread_join(h->tid, NULL);
-    for (size_t s = 0; s < SLOTS; s++)
+    for (size_t s = 0; s < SLOTS; s++) {
+        batch *b = &h->slot[s];
         for (size_t i = 0; i < BATCH; i++) {
-            cJSON_Delete(h->slot[s].node[i]);
-            gm_free(h->slot[s].nums[i].v);
+            gm_node_free(b->fast[i].node); /* read the fast way and not taken (taken: NULL) */
+            cJSON_Delete(b->node[i]);
+            gm_free(b->nums[i].v);
         }
+        gm_free(b->links.v);
+    }
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
     gm_free(h);

@@ -230,6 +230,14 @@ void gm_node_free(gm_node *n);
  * topological sort puts the node in place. */
 gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, const gm_node *near, int side,
                            gm_error *err);
+/* A node outside every graph: its name copied and its op looked up, nothing of the model
+ * touched, so that a reader's second thread can build its outputs and attributes (nothing
+ * else: inputs link to their producers) while the first walks the nodes before it. NULL when
+ * out of memory. gm_node_free frees it. */
+gm_node *gm_ir_node_new_detached(const char *name, const char *type);
+/* A detached node into g, at its end, refused as gm_graph_add_node refuses (an empty name or
+ * type, a name taken: the same messages); n is freed when refused or out of memory. */
+gm_node *gm_ir_node_attach(gm_graph *g, gm_node *n, const char *type, gm_error *err);
 /* Gap between consecutive order keys after a sort: room for nodes inserted between them. */
 #define GM_ORDER_KEY_GAP 4096
 /* Appends an unconnected input slot with a default desc. */

@@ -320,20 +320,14 @@ static const char *intern_type(gm_model *m, const char *type)
     return t;
 }
 
-/* A node not yet in any list; the caller places it. */
-static gm_node *node_new(gm_graph *g, const char *name, const char *type)
+/* A node in no graph yet, its type not interned (gm_ir_node_new_detached). */
+gm_node *gm_ir_node_new_detached(const char *name, const char *type)
 {
     /* The name lives right after the node: one allocation (nodes are never renamed). */
     size_t len = strlen(name) + 1;
     gm_node *n = gm_calloc(1, sizeof *n + len);
     if (!n) return NULL;
     n->name = memcpy((char *)(n + 1), name, len);
-    n->type = intern_type(g->model, type);
-    if (!n->type) {
-        gm_node_free(n);
-        return NULL;
-    }
-    n->graph = g;
     n->op = gm_op_lookup(type);
     n->topo_id = -1;
     return n;
@@ -351,26 +345,41 @@ static int64_t place_key(gm_graph *g, const gm_node *near, int side)
     return key;
 }
 
-gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, const gm_node *near, int side,
-                           gm_error *err)
+/* What gm_graph_add_node refuses before making the node: an empty name or type, a name taken.
+ * False with the error set. */
+static bool node_allowed(gm_graph *g, const char *name, const char *type, gm_error *err)
 {
     gm_model *m = g->model;
     if (!name || !*name) {
         gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': node %u has an empty name", m->source, g->name,
                      g->nodes.n);
-        return NULL;
+        return false;
     }
     if (!type || !*type) {
         gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': node '%s' has an empty type", m->source, g->name, name);
-        return NULL;
+        return false;
     }
     gm_node *prev = gm_strmap_get(&m->node_by_name, name);
     if (prev) {
         gm_error_set(err, GM_ERR_INPUT, "%s: graph '%s': duplicate node name '%s' (also in graph '%s')",
                      m->source, g->name, name, prev->graph->name);
-        return NULL;
+        return false;
     }
-    gm_node *n = node_new(g, name, type);
+    return true;
+}
+
+/* n (detached, or NULL when making it ran out of memory) into g beside `near`: its type
+ * interned, listed, named in the model. n is freed on failure. */
+static gm_node *place_node(gm_graph *g, gm_node *n, const char *type, const gm_node *near, int side, gm_error *err)
+{
+    gm_model *m = g->model;
+    if (n) {
+        n->graph = g;
+        if (!(n->type = intern_type(m, type))) {
+            gm_node_free(n);
+            n = NULL;
+        }
+    }
     int64_t key = place_key(g, near, side);
     if (!n || gm_node_vec_push(&g->nodes, n) != GM_OK) {
         gm_node_free(n);
@@ -387,6 +396,22 @@ gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, cons
     n->given_pos = g->nodes.n - 1;
     gm_model_touch(m);
     return n;
+}
+
+gm_node *gm_ir_node_create(gm_graph *g, const char *name, const char *type, const gm_node *near, int side,
+                           gm_error *err)
+{
+    if (!node_allowed(g, name, type, err)) return NULL;
+    return place_node(g, gm_ir_node_new_detached(name, type), type, near, side, err);
+}
+
+gm_node *gm_ir_node_attach(gm_graph *g, gm_node *n, const char *type, gm_error *err)
+{
+    if (!node_allowed(g, n->name, type, err)) {
+        gm_node_free(n);
+        return NULL;
+    }
+    return place_node(g, n, type, NULL, +1, err);
 }
 
 gm_node *gm_graph_add_node(gm_graph *g, const char *name, const char *type, gm_error *err)

@@ -19,142 +19,67 @@
 #include "graphmem/graph.h"
 #include "ir/ir.h"
 #include "plan/verify_internal.h"
+#include "util/json_cursor.h"
 
 enum { MAX_SKIP_DEPTH = 4, MAX_NAME = 64 };
 
-typedef struct cur {
-    const char *t;
-    size_t i, e;
-} cur;
-
-typedef struct str {
-    const char *s;
-    size_t n;
-} str;
-
-static void ws(cur *k)
-{
-    while (k->i < k->e && (unsigned char)k->t[k->i] <= ' ') k->i++;
-}
-
-static bool take(cur *k, char ch)
-{
-    ws(k);
-    if (k->i < k->e && k->t[k->i] == ch) {
-        k->i++;
-        return true;
-    }
-    return false;
-}
-
-static bool peek(cur *k, char ch)
-{
-    ws(k);
-    return k->i < k->e && k->t[k->i] == ch;
-}
-
-/* A string with no escape and no control byte. */
-static bool get_str(cur *k, str *out)
-{
-    if (!take(k, '"')) return false;
-    size_t b = k->i;
-    while (k->i < k->e) {
-        unsigned char c = (unsigned char)k->t[k->i];
-        if (c == '"') {
-            *out = (str){k->t + b, k->i - b};
-            k->i++;
-            return true;
-        }
-        if (c == '\\' || c < 0x20) return false;
-        k->i++;
-    }
-    return false;
-}
-
-/* -?[0-9]{1,15}, no leading zero: exact as a double, as JSON allows it. */
-static bool get_int(cur *k, int64_t *out)
-{
-    ws(k);
-    bool neg = k->i < k->e && k->t[k->i] == '-';
-    size_t b = k->i + neg, j = b;
-    int64_t v = 0;
-    while (j < k->e && k->t[j] >= '0' && k->t[j] <= '9' && j - b < 16) v = v * 10 + (k->t[j++] - '0');
-    size_t n = j - b;
-    if (n == 0 || n > 15 || (n > 1 && k->t[b] == '0')) return false;
-    if (j < k->e && (k->t[j] == '.' || k->t[j] == 'e' || k->t[j] == 'E')) return false;
-    k->i = j;
-    *out = neg ? -v : v;
-    return true;
-}
-
-static bool get_word(cur *k, const char *w)
-{
-    ws(k);
-    size_t n = strlen(w);
-    if (k->e - k->i < n || memcmp(k->t + k->i, w, n)) return false;
-    k->i += n;
-    return true;
-}
-
 /* A value of a field not read: a string, an integer, true/false/null or (a few levels) an
  * array or object of them. */
-static bool skip_value(cur *k, int depth)
+static bool skip_value(gm_jc *k, int depth)
 {
-    str s;
+    gm_jc_str s;
     int64_t v;
-    if (peek(k, '"')) return get_str(k, &s);
-    if (peek(k, '[') || peek(k, '{')) {
+    if (gm_jc_peek(k, '"')) return gm_jc_str_plain(k, &s);
+    if (gm_jc_peek(k, '[') || gm_jc_peek(k, '{')) {
         char close = k->t[k->i] == '[' ? ']' : '}';
         bool obj = close == '}';
         k->i++;
         if (depth >= MAX_SKIP_DEPTH) return false;
-        if (take(k, close)) return true;
+        if (gm_jc_take(k, close)) return true;
         do {
-            if (obj && (!get_str(k, &s) || !take(k, ':'))) return false;
+            if (obj && (!gm_jc_str_plain(k, &s) || !gm_jc_take(k, ':'))) return false;
             if (!skip_value(k, depth + 1)) return false;
-        } while (take(k, ','));
-        return take(k, close);
+        } while (gm_jc_take(k, ','));
+        return gm_jc_take(k, close);
     }
-    return get_int(k, &v) || get_word(k, "null") || get_word(k, "true") || get_word(k, "false");
+    return gm_jc_int(k, 15, &v) || gm_jc_word(k, "null") || gm_jc_word(k, "true") || gm_jc_word(k, "false");
 }
 
-static bool str_is(str s, const char *w) { return s.n == strlen(w) && !memcmp(s.s, w, s.n); }
-
 /* An integer >= 0, or (null_ok) null: *has says which. */
-static bool get_offset(cur *k, int64_t *v, bool *has)
+static bool get_offset(gm_jc *k, int64_t *v, bool *has)
 {
-    if (get_word(k, "null")) return *has = false, true;
-    return get_int(k, v) && *v >= 0 && (*has = true);
+    if (gm_jc_word(k, "null")) return *has = false, true;
+    return gm_jc_int(k, 15, v) && *v >= 0 && (*has = true);
 }
 
 /* One anchor object; 0 not simple, 1 done, -1 no memory. */
-static int fast_anchor(gm_vfy *c, cur *k, size_t si)
+static int fast_anchor(gm_vfy *c, gm_jc *k, size_t si)
 {
-    if (!take(k, '{')) return 0;
+    if (!gm_jc_take(k, '{')) return 0;
     enum { K_NODE = 1, K_IDX = 2, K_OFF = 4 };
     unsigned seen = 0;
-    str node = {0};
+    gm_jc_str node = {0};
     int64_t idx = -1, off = 0;
     bool out = false, has_off = false;
-    if (!take(k, '}')) {
+    if (!gm_jc_take(k, '}')) {
         do {
-            str key;
+            gm_jc_str key;
             unsigned bit;
-            if (!get_str(k, &key) || !take(k, ':')) return 0;
-            if (str_is(key, "node")) {
-                if ((seen & (bit = K_NODE)) || !get_str(k, &node)) return 0;
-            } else if (str_is(key, "out") || str_is(key, "in")) {
-                if ((seen & (bit = K_IDX)) || !get_int(k, &idx) || idx < 0 || idx > INT32_MAX) return 0;
+            if (!gm_jc_str_plain(k, &key) || !gm_jc_take(k, ':')) return 0;
+            if (gm_jc_str_is(key, "node")) {
+                if ((seen & (bit = K_NODE)) || !gm_jc_str_plain(k, &node)) return 0;
+            } else if (gm_jc_str_is(key, "out") || gm_jc_str_is(key, "in")) {
+                if ((seen & (bit = K_IDX)) || !gm_jc_int(k, 15, &idx) || idx < 0 || idx > INT32_MAX) return 0;
                 out = key.n == 3;
-            } else if (str_is(key, "offset")) {
+            } else if (gm_jc_str_is(key, "offset")) {
                 if ((seen & (bit = K_OFF)) || !get_offset(k, &off, &has_off)) return 0;
             } else {
                 bit = 0;
                 if (!skip_value(k, 1)) return 0;
             }
             seen |= bit;
-        } while (take(k, ','));
-        if (!take(k, '}')) return 0;
+        } while (gm_jc_take(k, ','));
+        if (!gm_jc_take(k, '}')) return 0;
     }
     if (!(seen & K_NODE) || !(seen & K_IDX)) return 0;
     gm_vfy_anchor *a = gm_vfy_new_anchor(c);
@@ -173,18 +98,18 @@ static int fast_anchor(gm_vfy *c, cur *k, size_t si)
     return 1;
 }
 
-static int fast_anchors(gm_vfy *c, cur *k, size_t si)
+static int fast_anchors(gm_vfy *c, gm_jc *k, size_t si)
 {
-    if (!take(k, '[')) return 0;
-    if (take(k, ']')) return 1;
+    if (!gm_jc_take(k, '[')) return 0;
+    if (gm_jc_take(k, ']')) return 1;
     do {
         int r = fast_anchor(c, k, si);
         if (r <= 0) return r;
-    } while (take(k, ','));
-    return take(k, ']') ? 1 : 0;
+    } while (gm_jc_take(k, ','));
+    return gm_jc_take(k, ']') ? 1 : 0;
 }
 
-static bool small_name(str s, char *buf)
+static bool small_name(gm_jc_str s, char *buf)
 {
     if (s.n >= MAX_NAME) return false;
     memcpy(buf, s.s, s.n);
@@ -193,24 +118,25 @@ static bool small_name(str s, char *buf)
 }
 
 /* The symbol's fields; 0 not simple, 1 done, -1 no memory. Anchors go straight to c->anc. */
-static int fast_fields(gm_vfy *c, cur *k, size_t i, gm_vfy_sym *y, str *id, str *region, str *mt, str *label)
+static int fast_fields(gm_vfy *c, gm_jc *k, size_t i, gm_vfy_sym *y, gm_jc_str *id, gm_jc_str *region, gm_jc_str *mt,
+                       gm_jc_str *label)
 {
     enum { K_ID = 1, K_ANC = 2, K_REG = 4, K_MT = 8, K_OFF = 16, K_SIZE = 32, K_LABEL = 64 };
     unsigned seen = 0;
-    if (!take(k, '{') || take(k, '}')) return 0;
+    if (!gm_jc_take(k, '{') || gm_jc_take(k, '}')) return 0;
     do {
-        str key;
+        gm_jc_str key;
         unsigned bit = 0;
         bool ok;
-        if (!get_str(k, &key) || !take(k, ':')) return 0;
-        if (str_is(key, "id")) ok = !(seen & (bit = K_ID)) && get_str(k, id);
-        else if (str_is(key, "region")) ok = !(seen & (bit = K_REG)) && get_str(k, region);
-        else if (str_is(key, "memory_type")) ok = !(seen & (bit = K_MT)) && get_str(k, mt);
-        else if (str_is(key, "offset")) ok = !(seen & (bit = K_OFF)) && get_offset(k, &y->offset, &y->has_offset);
-        else if (str_is(key, "size")) ok = !(seen & (bit = K_SIZE)) && get_int(k, &y->size) && y->size >= 0;
-        else if (str_is(key, "batch_label"))
-            ok = !(seen & (bit = K_LABEL)) && (get_word(k, "null") || get_str(k, label));
-        else if (str_is(key, "anchors")) {
+        if (!gm_jc_str_plain(k, &key) || !gm_jc_take(k, ':')) return 0;
+        if (gm_jc_str_is(key, "id")) ok = !(seen & (bit = K_ID)) && gm_jc_str_plain(k, id);
+        else if (gm_jc_str_is(key, "region")) ok = !(seen & (bit = K_REG)) && gm_jc_str_plain(k, region);
+        else if (gm_jc_str_is(key, "memory_type")) ok = !(seen & (bit = K_MT)) && gm_jc_str_plain(k, mt);
+        else if (gm_jc_str_is(key, "offset")) ok = !(seen & (bit = K_OFF)) && get_offset(k, &y->offset, &y->has_offset);
+        else if (gm_jc_str_is(key, "size")) ok = !(seen & (bit = K_SIZE)) && gm_jc_int(k, 15, &y->size) && y->size >= 0;
+        else if (gm_jc_str_is(key, "batch_label"))
+            ok = !(seen & (bit = K_LABEL)) && (gm_jc_word(k, "null") || gm_jc_str_plain(k, label));
+        else if (gm_jc_str_is(key, "anchors")) {
             if (seen & (bit = K_ANC)) return 0;
             int r = fast_anchors(c, k, i);
             if (r <= 0) return r;
@@ -220,9 +146,9 @@ static int fast_fields(gm_vfy *c, cur *k, size_t i, gm_vfy_sym *y, str *id, str 
         }
         if (!ok) return 0;
         seen |= bit;
-    } while (take(k, ','));
-    if (!take(k, '}')) return 0;
-    ws(k);
+    } while (gm_jc_take(k, ','));
+    if (!gm_jc_take(k, '}')) return 0;
+    gm_jc_ws(k);
     const unsigned need = K_ID | K_ANC | K_REG | K_SIZE;
     return k->i == k->e && (seen & need) == need ? 1 : 0;
 }
@@ -248,11 +174,11 @@ void gm_vfy_fast_prefetch(const gm_vfy *c, size_t b, size_t e)
 
 int gm_vfy_fast_symbol(gm_vfy *c, size_t b, size_t e, size_t i)
 {
-    cur k = {c->text, b, e};
+    gm_jc k = {c->text, b, e};
     gm_vfy_sym *y = &c->syms[i];
     memset(y, 0, sizeof *y);
     y->first_anchor = (uint32_t)c->n_anc;
-    str id = {0}, region = {0}, mt = {NULL, 0}, label = {"", 0};
+    gm_jc_str id = {0}, region = {0}, mt = {NULL, 0}, label = {"", 0};
     int r = fast_fields(c, &k, i, y, &id, &region, &mt, &label);
     char rname[MAX_NAME], mname[MAX_NAME];
     gm_mem_type m = GM_MEM_HBM;
