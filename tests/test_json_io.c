@@ -1175,6 +1175,42 @@ static void test_split_read_fast(void **state)
     free(g);
 }
 
+/* Random edits of real node shapes (a byte changed, added or removed, one to three times),
+ * each read both ways inside a long graph: whatever the edit makes of the node, the fast way
+ * reads it as the whole reading does or leaves it to cJSON. A fixed seed: the same edits on
+ * every run (a throwaway run of 3,300 found no difference). */
+static void test_split_read_fast_edits(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        "{\"name\":\"t\",\"type\":\"Transpose\",\"inputs\":[\"r5:0\"],\"attrs\":{\"perm\":[2,0,3,1,4]},"
+        "\"outputs\":[{\"dtype\":\"float16\",\"shape\":[3,8,16,1024,64],\"reuse_input\":true,\"reuse_input_index\":0}]}",
+        "{\"name\":\"g/upd\",\"type\":\"AssignAdd\",\"inputs\":[\"r5:0\",\"r6:0\"],\"input_names\":[\"ref\",\"value\"],"
+        "\"output_names\":[\"ref\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[1024],\"attrs\":{\"k\":\"b1/w1\"}}]}",
+        "{\"name\":\"x\",\"type\":\"LayerNorm\",\"inputs\":[\"r5:0\",\"r6:0\"],\"control_inputs\":[\"r8\"],\"stream\":1,"
+        "\"attrs\":{\"epsilon\":1e-05},\"outputs\":[{\"dtype\":\"float16\",\"shape\":[8,1]},{\"shape\":[8]}]}",
+    };
+    static const char bytes[] = "{}[]\":,0123456789-.eE \\truefalsnul";
+    uint32_t x = 12345;
+    for (int it = 0; it < 48; it++) {
+        char node[512];
+        x = x * 1103515245u + 12345u;
+        snprintf(node, sizeof node, "%s", shapes[(x >> 16) % 3]);
+        for (int m = 0, edits = 1 + (int)((x >> 8) % 3); m < edits; m++) {
+            x = x * 1103515245u + 12345u;
+            size_t len = strlen(node), at = (x >> 8) % len;
+            char c = bytes[(x >> 20) % (sizeof bytes - 1)];
+            int op = (int)((x >> 4) % 3);
+            if (op == 0) node[at] = c;
+            else if (op == 1 && len + 1 < sizeof node) memmove(node + at + 1, node + at, len - at + 1), node[at] = c;
+            else memmove(node + at, node + at + 1, len - at);
+        }
+        char *g = long_graph(5000, 3000, node, -1, NULL);
+        expect_same_both_ways(g);
+        free(g);
+    }
+}
+
 /* A big text (16 MB and more) is checked for UTF-8 and scanned for its node lists side by side:
  * the same message for a bad byte as in a small text, and a good big text reads. */
 static void test_big_text_scans(void **state)
@@ -1547,6 +1583,7 @@ int main(void)
         cmocka_unit_test(test_split_gives_up),
         cmocka_unit_test(test_split_read_ahead),
         cmocka_unit_test(test_split_read_fast),
+        cmocka_unit_test(test_split_read_fast_edits),
         cmocka_unit_test(test_big_text_scans),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_write_file),
