@@ -1078,6 +1078,14 @@ static char *long_graph(int n, int at, const char *bad, int at2, const char *bad
     return g;
 }
 
+/* long_graph(5000, ...) read both ways (expect_same_both_ways). */
+static void expect_long_graph_same(int at, const char *bad, int at2, const char *bad2)
+{
+    char *g = long_graph(5000, at, bad, at2, bad2);
+    expect_same_both_ways(g);
+    free(g);
+}
+
 /* Nodes parsed ahead on another thread: the same model, and on bad input the same message as
  * the whole reading, whichever of syntax, lexical and walk errors come where (the thread meets
  * the syntax error far ahead of the walk's). */
@@ -1103,11 +1111,8 @@ static void test_split_read_ahead(void **state)
         {4999, walk, -1, NULL},          /* the walk's error at the last node */
         {3000, dangling, -1, NULL},      /* an input naming no node (finalize) */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *g = long_graph(5000, cases[i].at, cases[i].bad, cases[i].at2, cases[i].bad2);
-        expect_same_both_ways(g);
-        free(g);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_long_graph_same(cases[i].at, cases[i].bad, cases[i].at2, cases[i].bad2);
 }
 
 /* The read-ahead thread reads most nodes straight from the text (io/json_read_fast.c) and the
@@ -1155,24 +1160,16 @@ static void test_split_read_fast(void **state)
         "{\"name\": \"e16\", \"type\": \"Relu\", \"stream\": 99999999999999999999}",
         "{\"name\": \"e17\", \"type\": \"Relu\", \"outputs\": [{\"attrs\": {\"_x\": [1, \"a\"]}}]}",
     };
-    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
-        char *g = long_graph(5000, 2000 + (int)i, nodes[i], -1, NULL);
-        expect_same_both_ways(g);
-        free(g);
-    }
+    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) expect_long_graph_same(2000 + (int)i, nodes[i], -1, NULL);
     /* names too long for the fast way's copies: a node's own, and its producer's in an input */
     char longname[301], a[400], b[400];
     memset(longname, 'x', 300);
     longname[300] = '\0';
     snprintf(a, sizeof a, "{\"name\": \"%s\", \"type\": \"Relu\", \"inputs\": [\"d0:0\"], \"outputs\": [{}]}", longname);
     snprintf(b, sizeof b, "{\"name\": \"after\", \"type\": \"Relu\", \"inputs\": [\"%s:0\"], \"outputs\": [{}]}", longname);
-    char *lg = long_graph(5000, 1500, a, 1501, b);
-    expect_same_both_ways(lg);
-    free(lg);
-    /* every good node of the list in one model, read the same both ways */
-    char *g = long_graph(5000, 2000, nodes[0], 2001, nodes[1]);
-    expect_same_both_ways(g);
-    free(g);
+    expect_long_graph_same(1500, a, 1501, b);
+    /* the first two good nodes side by side in one model, read the same both ways */
+    expect_long_graph_same(2000, nodes[0], 2001, nodes[1]);
 }
 
 /* Random edits of real node shapes (a byte changed, added or removed, one to three times),
@@ -1205,9 +1202,7 @@ static void test_split_read_fast_edits(void **state)
             else if (op == 1 && len + 1 < sizeof node) memmove(node + at + 1, node + at, len - at + 1), node[at] = c;
             else memmove(node + at, node + at + 1, len - at);
         }
-        char *g = long_graph(5000, 3000, node, -1, NULL);
-        expect_same_both_ways(g);
-        free(g);
+        expect_long_graph_same(3000, node, -1, NULL);
     }
 }
 

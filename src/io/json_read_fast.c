@@ -131,13 +131,26 @@ enum {
     F_INAMES = 128, F_ONAMES = 256
 };
 
+/* Where a value lies in the text, [b, e): one read after the fields are found. */
+typedef struct range {
+    size_t b, e;
+} range;
+
 typedef struct fields {
     unsigned seen;
     gm_jc_str name, type;
-    size_t outputs, attrs_b, attrs_e; /* where the outputs array and the attrs object start */
-    size_t onames;                    /* where the output_names array starts */
+    range outputs, onames, attrs; /* the outputs and output_names arrays, the attrs object */
     int64_t stream;
 } fields;
+
+static bool skip_range(gm_jc *k, range *r)
+{
+    gm_jc_ws(k);
+    r->b = k->i;
+    if (!skip_value(k, 0)) return false;
+    r->e = k->i;
+    return true;
+}
 
 static bool scan_fields(gm_jc *k, gm_jr_links *l, gm_jr_fast *out, fields *f)
 {
@@ -162,24 +175,17 @@ static bool scan_fields(gm_jc *k, gm_jr_links *l, gm_jr_fast *out, fields *f)
             if (!gm_jc_int(k, 18, &f->stream)) return false;
             bit = F_STREAM;
         } else if (gm_jc_str_is(key, "outputs")) {
-            gm_jc_ws(k);
-            f->outputs = k->i;
-            if (!skip_value(k, 0)) return false;
+            if (!skip_range(k, &f->outputs)) return false;
             bit = F_OUTPUTS;
         } else if (gm_jc_str_is(key, "input_names")) {
             /* names set by the walk once the inputs are linked; "" keeps the op's default */
             if ((f->seen & F_INAMES) || !get_links(k, l, LINK_NAME, &out->first_iname, &out->n_iname)) return false;
             bit = F_INAMES;
         } else if (gm_jc_str_is(key, "output_names")) {
-            gm_jc_ws(k);
-            f->onames = k->i;
-            if (!skip_value(k, 0)) return false;
+            if (!skip_range(k, &f->onames)) return false;
             bit = F_ONAMES;
         } else if (gm_jc_str_is(key, "attrs")) {
-            gm_jc_ws(k);
-            f->attrs_b = k->i;
-            if (!skip_value(k, 0)) return false;
-            f->attrs_e = k->i;
+            if (!skip_range(k, &f->attrs)) return false;
             bit = F_ATTRS;
         } else {
             return false;
@@ -193,7 +199,7 @@ static bool scan_fields(gm_jc *k, gm_jr_links *l, gm_jr_fast *out, fields *f)
     return k->i == k->e && (f->seen & (F_NAME | F_TYPE)) == (F_NAME | F_TYPE) && out->n_iname <= out->n_in;
 }
 
-static bool read_attrs(jr *r, gm_attr **list, size_t b, size_t e, gm_json_nums *nums);
+static bool read_attrs(jr *r, gm_attr **list, range a, gm_json_nums *nums);
 
 /* One desc of the simple kind (json_read_fast.c's top) into a new output. */
 static bool read_desc(jr *r, gm_jc *k, gm_node *n, gm_json_nums *nums)
@@ -232,9 +238,8 @@ static bool read_desc(jr *r, gm_jc *k, gm_node *n, gm_json_nums *nums)
             else if (!gm_jc_word(k, "false")) return false;
             reuse_seen = true;
         } else if (gm_jc_str_is(key, "attrs") && !attrs) {
-            gm_jc_ws(k);
-            size_t b = k->i;
-            if (!skip_value(k, 0) || !read_attrs(r, gm_desc_attrs(d), b, k->i, nums)) return false;
+            range a;
+            if (!skip_range(k, &a) || !read_attrs(r, gm_desc_attrs(d), a, nums)) return false;
             attrs = true;
         } else if (gm_jc_str_is(key, "reuse_input_index") && !index_seen) {
             if (!gm_jc_int(k, 18, &index) || index < 0) return false;
@@ -259,14 +264,14 @@ static bool read_outputs(jr *r, gm_jc *k, gm_node *n, gm_json_nums *nums)
 }
 
 /* An attrs object, as the walk reads it: its own small tree, its numbers scanned and tagged. */
-static bool read_attrs(jr *r, gm_attr **list, size_t b, size_t e, gm_json_nums *nums)
+static bool read_attrs(jr *r, gm_attr **list, range a, gm_json_nums *nums)
 {
     const char *stop = NULL;
-    cJSON *tree = cJSON_ParseWithLengthOpts(r->text + b, e - b, &stop, false);
-    bool ok = tree && stop == r->text + e && cJSON_IsObject(tree);
+    cJSON *tree = cJSON_ParseWithLengthOpts(r->text + a.b, a.e - a.b, &stop, false);
+    bool ok = tree && stop == r->text + a.e && cJSON_IsObject(tree);
     size_t at = 0, len = 0;
     nums->n = 0;
-    ok = ok && gm_json_scan_numbers(r->text, b, e, nums, &at, &len) == GM_JSON_LEX_OK &&
+    ok = ok && gm_json_scan_numbers(r->text, a.b, a.e, nums, &at, &len) == GM_JSON_LEX_OK &&
          gm_json_tag_numbers(nums, tree);
     if (ok) {
         gm_json_nums *was = r->nums;
@@ -280,9 +285,9 @@ static bool read_attrs(jr *r, gm_attr **list, size_t b, size_t e, gm_json_nums *
 }
 
 /* output_names, strings ("" keeps the op's default), no more than the outputs. */
-static bool read_output_names(gm_jc *k0, gm_node *n, size_t at)
+static bool read_output_names(const char *text, range at, gm_node *n)
 {
-    gm_jc k = {k0->t, at, k0->e};
+    gm_jc k = {text, at.b, at.e};
     if (!gm_jc_take(&k, '[')) return false;
     if (gm_jc_take(&k, ']')) return true;
     size_t i = 0;
@@ -310,11 +315,11 @@ bool gm_jr_fast_node(jr *r, size_t b, size_t e, gm_jr_links *links, gm_json_nums
     gm_node *n = gm_ir_node_new_detached(name, type);
     bool ok = n != NULL;
     if (ok && (f.seen & F_OUTPUTS)) {
-        gm_jc o = {r->text, f.outputs, e};
+        gm_jc o = {r->text, f.outputs.b, f.outputs.e};
         ok = read_outputs(r, &o, n, nums);
     }
-    if (ok && (f.seen & F_ONAMES)) ok = read_output_names(&k, n, f.onames);
-    if (ok && (f.seen & F_ATTRS)) ok = read_attrs(r, gm_node_attrs(n), f.attrs_b, f.attrs_e, nums);
+    if (ok && (f.seen & F_ONAMES)) ok = read_output_names(r->text, f.onames, n);
+    if (ok && (f.seen & F_ATTRS)) ok = read_attrs(r, gm_node_attrs(n), f.attrs, nums);
     if (!ok) {
         gm_node_free(n);
         links->n = n_links;
