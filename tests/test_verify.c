@@ -1171,6 +1171,94 @@ static void test_big_plan_two_groups(void **state)
     gm_model_free(m);
 }
 
+/* The verdict on text, which must be clean, or (bad) hold one output anchor naming no node:
+ * that anchor, and the output it should have placed. */
+static gm_plan_verdict verdict_of(const gm_model *m, const char *text, bool bad)
+{
+    gm_plan_verdict v;
+    gm_error err;
+    if (gm_plan_verify_json(m, text, strlen(text), "plan", &v, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_int_equal(v.n_problems, bad ? 2 : 0);
+    assert_int_equal(v.by_kind[GM_PLAN_P_UNKNOWN_ANCHOR], bad);
+    assert_int_equal(v.by_kind[GM_PLAN_P_UNPLACED], bad);
+    return v;
+}
+
+/* The symbols' parts write their anchors into one array, each part into a stretch as long as
+ * the anchors its text opens with their node, counted beforehand (verify_read.c). A text the
+ * count misjudges is still read right: an object opening with "node" that is no anchor leaves
+ * its stretch a gap (closed as the parts are joined), and an anchor with its node last makes
+ * its part find more than counted (the array is then read on one thread). Each is told as the
+ * one-thread reading tells it: an anchor of the second part naming no node is reported on its
+ * own symbol, and nothing else is. */
+static void test_big_plan_parts_counted(void **state)
+{
+    (void)state;
+    char *t = chain_json(70000, 1024);
+    gm_model *m = NULL;
+    gm_error err;
+    if (gm_model_read_json(t, strlen(t), "chain.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
+    free(t);
+    gm_plan *p = NULL;
+    gm_plan_options o;
+    gm_plan_options_init(&o);
+    o.reproducible = true;
+    if (gm_plan_build(m, &o, &p, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_true(p->n_symbols > 65536);
+    /* The first symbol (the first part's) as the planner wrote it, up to its first anchor:
+     * {"id":"I","anchors":[{"node":"N","out":K} */
+    const char *first = strstr(strstr(p->text, "\"symbols\""), "{\"id\":\"");
+    assert_non_null(first);
+    char id[64], node[64];
+    int k = -1, len = 0;
+    assert_int_equal(sscanf(first, "{\"id\":\"%63[^\"]\",\"anchors\":[{\"node\":\"%63[^\"]\",\"out\":%d}%n", id, node,
+                            &k, &len),
+                     3);
+    assert_true(len > 0);
+    char old[256], note[256], last[256], both[256];
+    snprintf(old, sizeof old, "%.*s", len, first);
+    /* a field holding an object that opens with "node" (counted, no anchor) */
+    snprintf(note, sizeof note, "{\"note\":{\"node\":\"n1\"},%s", old + 1);
+    /* its first anchor with its node last (an anchor not counted) */
+    snprintf(last, sizeof last, "{\"id\":\"%s\",\"anchors\":[{\"out\":%d,\"node\":\"%s\"}", id, k, node);
+    /* both, and an escape in the id ("\u0030" for its '0') that sends the whole array to the
+     * one-thread reading */
+    const char *zero = strchr(id, '0');
+    assert_non_null(zero);
+    snprintf(both, sizeof both, "{\"note\":{\"node\":\"n1\"},\"id\":\"%.*s\\u0030%s\",\"anchors\":[{\"out\":%d,\"node\":\"%s\"}",
+             (int)(zero - id), id, zero + 1, k, node);
+    const char *texts[] = {note, last, both};
+    /* an anchor of the last symbol (the second part's) naming no node */
+    const char *end = first, *at;
+    while ((at = strstr(end + 1, "{\"id\":\"")) != NULL) end = at;
+    char *late = strdup(p->text);
+    assert_non_null(late);
+    char *lost = strstr(late + (end - p->text), "{\"node\":\"");
+    assert_non_null(lost);
+    lost[9] = 'z'; /* "n..." becomes "z...": no node has that name */
+    char lost_sym[64];
+    assert_int_equal(sscanf(end, "{\"id\":\"%63[^\"]\"", lost_sym), 1);
+    gm_plan_verdict clean = verdict_of(m, p->text, false), bad = verdict_of(m, late, true);
+    assert_string_equal(bad.problems[0].sym_a, lost_sym);
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        char *good = replaced(p->text, old, texts[i]), *worse = replaced(late, old, texts[i]);
+        gm_plan_verdict g = verdict_of(m, good, false), w = verdict_of(m, worse, true);
+        assert_int_equal(g.symbols, clean.symbols);
+        assert_int_equal(g.bytes, clean.bytes);
+        assert_int_equal(g.overlap_checks, clean.overlap_checks);
+        for (size_t q = 0; q < 2; q++) assert_string_equal(w.problems[q].message, bad.problems[q].message);
+        gm_plan_verdict_free(&g);
+        gm_plan_verdict_free(&w);
+        free(good);
+        free(worse);
+    }
+    gm_plan_verdict_free(&clean);
+    gm_plan_verdict_free(&bad);
+    free(late);
+    gm_plan_free(p);
+    gm_model_free(m);
+}
+
 /* The sweep orders by radix passes and by qsort agree record for record: negative keys, equal
  * keys, both ends and starts at one address (verify_sort.c). */
 static void test_sweep_orders(void **state)
@@ -1260,6 +1348,7 @@ int main(void)
         cmocka_unit_test(test_bad_order),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_big_plan_two_groups),
+        cmocka_unit_test(test_big_plan_parts_counted),
         cmocka_unit_test(test_split_scan_in_steps),
         cmocka_unit_test(test_sweep_orders),
         cmocka_unit_test(test_plan_dims),

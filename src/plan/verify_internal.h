@@ -84,6 +84,7 @@ typedef struct gm_vfy {
     size_t n_syms_planned;       /* the symbols array's count, when read in parts */
     gm_vfy_anchor *anc;
     size_t n_anc, cap_anc;
+    bool anc_fixed;              /* a part's stretch of a shared array (verify_read.c): no growth */
     gm_vfy_region *regs;
     size_t n_regs, cap_regs;
     bool regs_fixed;             /* a part of the symbols read side by side: no region added */
