@@ -1045,6 +1045,21 @@ static void test_allocation_failures(void **state)
     gm_model_free(m);
 }
 
+/* A chain of 70,000 nodes and its plan (reproducible), big enough to be read in parts. */
+static gm_plan *big_chain_plan(gm_model **m, gm_plan_options *o)
+{
+    char *t = chain_json(70000, 1024);
+    gm_error err;
+    if (gm_model_read_json(t, strlen(t), "chain.json", m, &err) != GM_OK) fail_msg("%s", err.message);
+    free(t);
+    gm_plan *p = NULL;
+    gm_plan_options_init(o);
+    o->reproducible = true;
+    if (gm_plan_build(*m, o, &p, &err) != GM_OK) fail_msg("%s", err.message);
+    assert_true(p->n_symbols > 65536);
+    return p;
+}
+
 /* A plan of more than 65,536 symbols is read in parts and checked in groups on two threads
  * (verify_read.c, verify.c): the anchors and sizes; the order with its overlaps and the bound;
  * the races. Corrupted
@@ -1053,17 +1068,10 @@ static void test_allocation_failures(void **state)
 static void test_big_plan_two_groups(void **state)
 {
     (void)state;
-    char *t = chain_json(70000, 1024);
     gm_model *m = NULL;
     gm_error err;
-    if (gm_model_read_json(t, strlen(t), "chain.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
-    free(t);
-    gm_plan *p = NULL;
     gm_plan_options o;
-    gm_plan_options_init(&o);
-    o.reproducible = true;
-    if (gm_plan_build(m, &o, &p, &err) != GM_OK) fail_msg("%s", err.message);
-    assert_true(p->n_symbols > 65536);
+    gm_plan *p = big_chain_plan(&m, &o);
     assert_int_equal(p->unresolved, 0);
     /* on one thread (the bound then taken before the items, not beside them; planner.c), the
      * same plan to the byte: bound, witness and all */
@@ -1194,17 +1202,9 @@ static gm_plan_verdict verdict_of(const gm_model *m, const char *text, bool bad)
 static void test_big_plan_parts_counted(void **state)
 {
     (void)state;
-    char *t = chain_json(70000, 1024);
     gm_model *m = NULL;
-    gm_error err;
-    if (gm_model_read_json(t, strlen(t), "chain.json", &m, &err) != GM_OK) fail_msg("%s", err.message);
-    free(t);
-    gm_plan *p = NULL;
     gm_plan_options o;
-    gm_plan_options_init(&o);
-    o.reproducible = true;
-    if (gm_plan_build(m, &o, &p, &err) != GM_OK) fail_msg("%s", err.message);
-    assert_true(p->n_symbols > 65536);
+    gm_plan *p = big_chain_plan(&m, &o);
     /* The first symbol (the first part's) as the planner wrote it, up to its first anchor:
      * {"id":"I","anchors":[{"node":"N","out":K} */
     const char *first = strstr(strstr(p->text, "\"symbols\""), "{\"id\":\"");
